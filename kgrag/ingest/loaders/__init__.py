@@ -1,0 +1,122 @@
+"""Document loaders: find files (``discover``) and turn one file into Documents (``load``).
+
+Every failure is a ``LoadError`` carrying the path and a reason a user understands; the
+ingestion job reports it and carries on with the other files.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from kgrag.ingest.loaders.base import LoadError, content_hash, document_id
+from kgrag.ingest.loaders.html import load_html
+from kgrag.ingest.loaders.pdf import load_pdf
+from kgrag.ingest.loaders.records import load_csv, load_jsonl
+from kgrag.ingest.loaders.text import (
+    CODE_LANGUAGES,
+    MARKDOWN_SUFFIXES,
+    TEXT_SUFFIXES,
+    load_code,
+    load_markdown,
+    load_text,
+)
+from kgrag.ingest.loaders.word import load_docx
+from kgrag.types import Document
+
+__all__ = ["SUPPORTED_SUFFIXES", "LoadError", "content_hash", "discover", "document_id", "load"]
+
+_LOADERS: dict[str, Callable[[Path], list[Document]]] = {
+    **dict.fromkeys(TEXT_SUFFIXES, load_text),
+    **dict.fromkeys(MARKDOWN_SUFFIXES, load_markdown),
+    **dict.fromkeys(CODE_LANGUAGES, load_code),
+    ".html": load_html,
+    ".htm": load_html,
+    ".pdf": load_pdf,
+    ".docx": load_docx,
+    ".csv": load_csv,
+    ".jsonl": load_jsonl,
+    ".ndjson": load_jsonl,
+}
+
+SUPPORTED_SUFFIXES: frozenset[str] = frozenset(_LOADERS)
+
+
+def load(path: Path) -> list[Document]:
+    """The Documents in one file (several for CSV and JSONL). Raises LoadError."""
+    path = Path(path)
+    suffix = path.suffix.lower()
+    loader = _LOADERS.get(suffix)
+    if loader is None:
+        supported = ", ".join(sorted(SUPPORTED_SUFFIXES))
+        what = f"'{suffix}'" if suffix else "(no extension)"
+        raise LoadError(path, f"unsupported file type {what} (supported: {supported})")
+    return loader(path)
+
+
+def _hidden(name: str) -> bool:
+    return name.startswith(".")
+
+
+def _walk(directory: Path) -> list[Path]:
+    found = []
+    for root, dirs, files in os.walk(directory):
+        dirs[:] = [d for d in dirs if not _hidden(d)]  # pruning here stops the descent
+        found.extend(Path(root) / f for f in files if not _hidden(f))
+    return found
+
+
+def _is_glob(pattern: str) -> bool:
+    return any(ch in pattern for ch in "*?[")
+
+
+def _supported(paths: list[Path]) -> list[Path]:
+    return [p for p in paths if p.suffix.lower() in SUPPORTED_SUFFIXES]
+
+
+def discover(paths: Sequence[str | Path]) -> tuple[list[Path], list[LoadError]]:
+    """Expand files, directories (recursive) and globs into files to load, sorted, unique.
+
+    Files named explicitly are returned whatever their type (``load`` then says why one is
+    unsupported); directories and globs contribute only supported files, skipping hidden
+    files and directories. A path that matches nothing is an error in the second list.
+    """
+    files: dict[str, Path] = {}  # keyed by absolute path: one file named twice loads once
+    errors: list[LoadError] = []
+
+    def add(candidates: list[Path]) -> None:
+        for p in candidates:
+            files.setdefault(os.path.abspath(p), p)
+
+    for raw in paths:
+        given = str(raw)
+        path = Path(given)
+        if path.is_file() or (path.is_symlink() and not path.is_dir()):
+            add([path])  # a broken link is passed on so that load() reports it by name
+        elif path.is_dir():
+            everything = _walk(path)
+            supported = _supported(everything)
+            if not supported:
+                errors.append(
+                    LoadError(given, f"directory holds no supported files ({len(everything)} others)")
+                )
+            add(supported)
+        elif _is_glob(given):
+            matched = [Path(m) for m in glob.glob(given, recursive=True)]
+            matched = [m for m in matched if m.is_file()]  # glob already skips hidden names
+            supported = _supported(matched)
+            if not matched:
+                errors.append(LoadError(given, "no files match this pattern"))
+            elif not supported:
+                errors.append(
+                    LoadError(given, f"pattern matches {len(matched)} files, none of a supported type")
+                )
+            add(supported)
+        elif path.exists():
+            errors.append(LoadError(given, "not a regular file or directory"))
+        else:
+            errors.append(LoadError(given, "no such file or directory"))
+    ordered = sorted(files.values(), key=lambda p: p.as_posix())
+    return ordered, errors

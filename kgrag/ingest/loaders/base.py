@@ -1,0 +1,117 @@
+"""What every loader shares: the error type, document ids, content hashes, text decoding."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from kgrag.types import Document
+
+
+class LoadError(Exception):
+    """A file that could not be turned into documents; ``str()`` is ``"<path>: <reason>"``."""
+
+    def __init__(self, path: str | Path, reason: str) -> None:
+        self.path = str(path)
+        self.reason = reason
+        super().__init__(f"{self.path}: {reason}")
+
+
+def document_id(path: Path) -> str:
+    """The path relative to the working directory when the file is under it, else absolute (POSIX)."""
+    absolute = Path(os.path.abspath(path))
+    try:
+        return absolute.relative_to(os.getcwd()).as_posix()
+    except ValueError:
+        return absolute.as_posix()
+
+
+def content_hash(title: str, text: str, *extra: str) -> str:
+    """sha256 of title + "\\n" + text (+ "\\n" + each extra part that changes the chunks)."""
+    h = hashlib.sha256()
+    h.update(title.encode("utf-8"))
+    h.update(b"\n")
+    h.update(text.encode("utf-8"))
+    for part in extra:
+        h.update(b"\n")
+        h.update(part.encode("utf-8"))
+    return h.hexdigest()
+
+
+def normalize_newlines(text: str) -> str:
+    """Offsets are taken on this form, so every loader returns "\\n" newlines and no BOM."""
+    return text.replace("\r\n", "\n").replace("\r", "\n").lstrip("\ufeff")
+
+
+def decode_text(path: Path, data: bytes) -> str:
+    """UTF-8 first (BOM stripped); otherwise whatever charset-normalizer detects."""
+    try:
+        return normalize_newlines(data.decode("utf-8-sig"))
+    except UnicodeDecodeError:
+        pass
+    # UTF-16/32 files are full of NUL bytes, so the binary check comes after detection had a go
+    # at the BOM-marked encodings.
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        try:
+            return normalize_newlines(data.decode("utf-16"))
+        except UnicodeDecodeError:
+            pass
+    if b"\x00" in data[:8192]:
+        raise LoadError(path, "binary file, not text")
+    from charset_normalizer import from_bytes
+
+    best = from_bytes(data).best()
+    if best is None:
+        raise LoadError(path, "not a text file (could not detect its character encoding)")
+    return normalize_newlines(str(best))
+
+
+@contextmanager
+def readable(path: Path) -> Iterator[None]:
+    """Turn OS errors raised while reading ``path`` into a LoadError a user understands."""
+    try:
+        yield
+    except PermissionError:
+        raise LoadError(path, "permission denied") from None
+    except IsADirectoryError:
+        raise LoadError(path, "is a directory, not a file") from None
+    except FileNotFoundError:
+        reason = "broken symbolic link" if path.is_symlink() else "no such file"
+        raise LoadError(path, reason) from None
+    except OSError as e:
+        raise LoadError(path, f"cannot read: {e.strerror or e}") from None
+
+
+def read_bytes(path: Path) -> bytes:
+    with readable(path):
+        return path.read_bytes()
+
+
+def check_readable(path: Path) -> None:
+    """For loaders whose library opens the file itself: fail first with our own reasons."""
+    with readable(path), path.open("rb") as f:
+        f.read(1)
+
+
+def file_document(
+    path: Path, title: str, text: str, fmt: str, *, hash_extra: tuple[str, ...] = (), **fields
+) -> Document:
+    """One Document for one whole file; refuses a file with no text at all.
+
+    ``hash_extra``: anything besides title and text that changes the chunks (PDF page starts).
+    """
+    if not text.strip():
+        raise LoadError(path, "no text (empty file)")
+    doc_id = document_id(path)
+    return Document(
+        id=doc_id,
+        source=doc_id,
+        title=title,
+        text=text,
+        hash=content_hash(title, text, *hash_extra),
+        format=fmt,
+        **fields,
+    )

@@ -1,0 +1,124 @@
+"""HTML through BeautifulSoup + lxml, rewritten as light Markdown.
+
+Headings become ``#`` headings and ``<pre>`` becomes fenced code so that the Markdown chunker
+records ``section_path`` and keeps code whole for HTML exactly as for Markdown files.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from bs4 import BeautifulSoup, Comment, Declaration, Doctype, NavigableString, ProcessingInstruction, Tag
+
+from kgrag.ingest.loaders.base import file_document, read_bytes
+from kgrag.types import Document
+
+# Never content: code, styling, site navigation, embedded graphics.
+_DROPPED = frozenset({"script", "style", "nav", "noscript", "template", "svg", "canvas", "head", "iframe"})
+_NOT_TEXT = (Comment, Declaration, Doctype, ProcessingInstruction)
+_BLOCKS = frozenset(
+    {
+        *("p", "div", "section", "article", "header", "footer", "main", "aside", "blockquote"),
+        *("ul", "ol", "dl", "dt", "dd", "figure", "figcaption", "hr", "address", "details"),
+        *("summary", "body", "html", "form", "fieldset", "center"),
+    }
+)
+_HEADINGS = {f"h{n}": n for n in range(1, 7)}
+_SPACES = re.compile(r"\s+")
+_AROUND_NEWLINE = re.compile(r" *\n *")
+
+
+def _plain(node: Tag) -> str:
+    return _SPACES.sub(" ", node.get_text(" ")).strip()
+
+
+def _code_language(pre: Tag) -> str:
+    for tag in (pre, pre.find("code")):
+        if isinstance(tag, Tag):
+            for cls in tag.get("class") or []:
+                if cls.startswith(("language-", "lang-")):
+                    return cls.split("-", 1)[1]
+    return ""
+
+
+class _MarkdownWriter:
+    """Collects blocks (paragraphs, headings, fences, tables); inline text joins the open block."""
+
+    def __init__(self) -> None:
+        self.blocks: list[str] = []
+        self._inline: list[str] = []
+
+    def text(self, s: str) -> None:
+        self._inline.append(s)
+
+    def end_block(self) -> None:
+        text = _AROUND_NEWLINE.sub("\n", "".join(self._inline)).strip()
+        self._inline = []
+        if text:
+            self.blocks.append(text)
+
+    def block(self, text: str) -> None:
+        self.end_block()
+        if text:
+            self.blocks.append(text)
+
+    def walk(self, node: Tag) -> None:
+        for child in node.children:
+            if isinstance(child, NavigableString):
+                if not isinstance(child, _NOT_TEXT):
+                    self.text(_SPACES.sub(" ", str(child)))
+            elif isinstance(child, Tag):
+                self.element(child)
+
+    def element(self, tag: Tag) -> None:
+        name = tag.name
+        if name in _DROPPED:
+            return
+        if name in _HEADINGS:
+            heading = _plain(tag)
+            self.block(f"{'#' * _HEADINGS[name]} {heading}" if heading else "")
+        elif name == "pre":
+            code = tag.get_text().strip("\n")
+            fence = "````" if "```" in code else "```"
+            self.block(f"{fence}{_code_language(tag)}\n{code}\n{fence}")
+        elif name == "code":
+            self.text(f"`{tag.get_text()}`")
+        elif name == "br":
+            self.text("\n")
+        elif name == "li":
+            self.end_block()
+            self.text("- ")
+            self.walk(tag)
+            self.end_block()
+        elif name == "table":
+            rows = []
+            for tr in tag.find_all("tr"):
+                cells = [_plain(cell) for cell in tr.find_all(["td", "th"], recursive=False)]
+                if any(cells):
+                    rows.append(" | ".join(cells))
+            self.block("\n".join(rows))
+        elif name in _BLOCKS:
+            self.end_block()
+            self.walk(tag)
+            self.end_block()
+        else:
+            self.walk(tag)
+
+
+def html_to_markdown(soup: BeautifulSoup) -> str:
+    writer = _MarkdownWriter()
+    writer.walk(soup)
+    writer.end_block()
+    return "\n\n".join(writer.blocks)
+
+
+def load_html(path: Path) -> list[Document]:
+    # Bytes, not str: BeautifulSoup honours <meta charset> and sniffs the encoding itself.
+    soup = BeautifulSoup(read_bytes(path), "lxml")
+    title_tag = soup.find("title")
+    title = _plain(title_tag) if isinstance(title_tag, Tag) else ""
+    if not title:
+        h1 = soup.find("h1")
+        title = (_plain(h1) if isinstance(h1, Tag) else "") or path.stem
+    return [file_document(path, title, html_to_markdown(soup), "html")]

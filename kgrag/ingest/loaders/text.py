@@ -1,0 +1,50 @@
+"""Plain text, Markdown and source code: files whose bytes are already the text."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kgrag.ingest.chunking.markdown import outline
+from kgrag.ingest.loaders.base import decode_text, file_document, read_bytes
+from kgrag.types import Document
+
+TEXT_SUFFIXES = frozenset({".txt", ".text", ".rst"})
+MARKDOWN_SUFFIXES = frozenset({".md", ".markdown"})
+
+# Suffix → language name recorded in Document.metadata["language"]; the chunker uses it to
+# pick how definitions are found (Python through `ast`, the rest through column-0 patterns).
+CODE_LANGUAGES: dict[str, str] = {
+    ".py": "python",
+    ".js": "javascript",
+    ".ts": "typescript",
+    ".java": "java",
+    ".go": "go",
+    ".rs": "rust",
+    ".c": "c",
+    ".cpp": "cpp",
+    ".h": "c",
+    ".rb": "ruby",
+    ".php": "php",
+    ".cs": "csharp",
+    ".kt": "kotlin",
+    ".scala": "scala",
+    ".sh": "shell",
+}
+
+
+def load_text(path: Path) -> list[Document]:
+    text = decode_text(path, read_bytes(path))
+    return [file_document(path, path.stem, text, "txt")]
+
+
+def load_markdown(path: Path) -> list[Document]:
+    text = decode_text(path, read_bytes(path))
+    headings = outline(text).headings
+    title = headings[0].title if headings else path.stem
+    return [file_document(path, title, text, "md")]
+
+
+def load_code(path: Path) -> list[Document]:
+    text = decode_text(path, read_bytes(path))
+    language = CODE_LANGUAGES[path.suffix.lower()]
+    return [file_document(path, path.name, text, "code", metadata={"language": language})]

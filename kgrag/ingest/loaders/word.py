@@ -1,0 +1,68 @@
+"""Word .docx through python-docx, rewritten as light Markdown (headings, lists, table rows)."""
+
+from __future__ import annotations
+
+import re
+import zipfile
+from pathlib import Path
+
+from kgrag.ingest.loaders.base import LoadError, check_readable, file_document
+from kgrag.types import Document
+
+_HEADING_STYLE = re.compile(r"^Heading (\d)$")
+
+
+def _paragraph_markdown(paragraph) -> tuple[str, int | None]:
+    """The paragraph as Markdown, and its heading level (None for body text)."""
+    text = paragraph.text.strip()
+    style = paragraph.style.name if paragraph.style is not None else ""
+    if style == "Title":
+        return f"# {text}", 0
+    match = _HEADING_STYLE.match(style)
+    if match:
+        level = min(int(match.group(1)), 6)
+        return f"{'#' * level} {text}", level
+    if style.startswith("List"):
+        return f"- {text}", None
+    return text, None
+
+
+def _table_rows(table) -> str:
+    rows = []
+    for row in table.rows:
+        cells: list[str] = []
+        seen = set()
+        for cell in row.cells:
+            # A merged cell is returned once per grid column it spans: keep it once.
+            if id(cell._tc) in seen:
+                continue
+            seen.add(id(cell._tc))
+            cells.append(" ".join(cell.text.split()))
+        if any(cells):
+            rows.append(" | ".join(cells))
+    return "\n".join(rows)
+
+
+def load_docx(path: Path) -> list[Document]:
+    import docx
+    from docx.opc.exceptions import PackageNotFoundError
+    from docx.table import Table
+
+    check_readable(path)
+    try:
+        document = docx.Document(str(path))
+    except (PackageNotFoundError, zipfile.BadZipFile, KeyError, ValueError) as e:
+        raise LoadError(path, f"not a valid .docx file: {e or type(e).__name__}") from None
+    blocks: list[str] = []
+    first_heading = ""
+    for item in document.iter_inner_content():
+        if isinstance(item, Table):
+            block, level = _table_rows(item), None
+        else:
+            block, level = _paragraph_markdown(item)
+            if level is not None and not first_heading:
+                first_heading = item.text.strip()
+        if block.strip("#- "):
+            blocks.append(block)
+    title = (document.core_properties.title or "").strip() or first_heading or path.stem
+    return [file_document(path, title, "\n\n".join(blocks), "docx")]

@@ -1,0 +1,343 @@
+"""Loaders on real files built in tmp_path (reportlab PDFs, python-docx documents, ...)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import docx
+import pytest
+from reportlab.pdfgen import canvas
+
+from kgrag.config import ChunkingSettings
+from kgrag.ingest.chunking import Chunker
+from kgrag.ingest.loaders import SUPPORTED_SUFFIXES, LoadError, discover, load
+
+FIXTURES = Path(__file__).parent / "fixtures" / "docs"
+
+
+@pytest.fixture(autouse=True)
+def _in_tmp(tmp_path, monkeypatch):
+    """Document ids are relative to the working directory: work inside tmp_path."""
+    monkeypatch.chdir(tmp_path)
+
+
+def _load_error(path: Path) -> LoadError:
+    with pytest.raises(LoadError) as caught:
+        load(path)
+    return caught.value
+
+
+# --- plain text ------------------------------------------------------------------------------
+
+
+def test_txt_strips_bom_normalizes_newlines_and_hashes_title_and_text(tmp_path):
+    (tmp_path / "notes.txt").write_bytes(b"\xef\xbb\xbfHello\r\nWorld\r\n")
+    [doc] = load(Path("notes.txt"))
+    assert doc.id == "notes.txt" and doc.source == "notes.txt"
+    assert doc.text == "Hello\nWorld\n"
+    assert doc.title == "notes" and doc.format == "txt" and doc.pages == []
+    assert doc.hash == hashlib.sha256(b"notes\nHello\nWorld\n").hexdigest()
+
+
+def test_txt_in_gbk_is_detected(tmp_path):
+    sentence = "这是一个用国标码编码的中文文本文件，用来测试编码检测功能是否正常工作。"
+    (tmp_path / "gbk.txt").write_bytes(sentence.encode("gbk"))
+    assert load(tmp_path / "gbk.txt")[0].text == sentence
+
+
+def test_same_content_same_hash_changed_content_new_hash(tmp_path):
+    path = tmp_path / "a.txt"
+    path.write_text("one two three")
+    first = load(path)[0].hash
+    assert load(path)[0].hash == first
+    path.write_text("one two four")
+    assert load(path)[0].hash != first
+
+
+def test_id_is_absolute_for_files_outside_the_working_directory(tmp_path, monkeypatch):
+    (tmp_path / "outside.txt").write_text("text")
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    [doc] = load(tmp_path / "outside.txt")
+    assert doc.id == (tmp_path / "outside.txt").resolve().as_posix()
+
+
+def test_empty_file_is_an_error(tmp_path):
+    (tmp_path / "empty.txt").write_text("  \n")
+    assert _load_error(tmp_path / "empty.txt").reason == "no text (empty file)"
+
+
+# --- markdown, html, code ----------------------------------------------------------------------
+
+
+def test_markdown_keeps_source_and_takes_first_heading_as_title():
+    [doc] = load(FIXTURES / "permission_guide.md")
+    assert doc.format == "md"
+    assert doc.title == "用户权限管理指南"
+    assert doc.text.startswith("# 用户权限管理指南\n")
+    assert "```python" in doc.text
+
+
+def test_markdown_without_heading_uses_stem_and_ignores_hash_in_code(tmp_path):
+    (tmp_path / "setup.md").write_text("```sh\n# not a heading\n```\nplain text\n")
+    assert load(tmp_path / "setup.md")[0].title == "setup"
+
+
+def test_html_becomes_markdown_without_script_style_nav(tmp_path):
+    (tmp_path / "page.html").write_text(
+        "<html><head><title>Portal help</title><style>p{color:red}</style></head><body>"
+        "<nav>Home | About</nav><h1>Roles</h1><p>Admins manage <b>users</b>.</p>"
+        "<script>track()</script><h2>API</h2><p>Call it like this:</p>"
+        '<pre><code class="language-python">assign_role(user, "auditor")\n</code></pre>'
+        "<table><tr><th>role</th><th>scope</th></tr><tr><td>admin</td><td>all</td></tr></table>"
+        "</body></html>",
+        encoding="utf-8",
+    )
+    [doc] = load(tmp_path / "page.html")
+    assert doc.format == "html" and doc.title == "Portal help"
+    assert doc.text == (
+        "# Roles\n\nAdmins manage users.\n\n## API\n\nCall it like this:\n\n"
+        '```python\nassign_role(user, "auditor")\n```\n\nrole | scope\nadmin | all'
+    )
+    chunks = Chunker(ChunkingSettings(child_size=50, child_overlap=0, parent_size=100)).chunk(doc)
+    paths = {c.section_path for c in chunks if "assign_role" in c.text}
+    assert paths == {"Roles / API"}
+
+
+def test_code_file_records_language(tmp_path):
+    (tmp_path / "util.py").write_text("def f():\n    return 1\n")
+    [doc] = load(tmp_path / "util.py")
+    assert (doc.format, doc.title, doc.metadata) == ("code", "util.py", {"language": "python"})
+
+
+# --- pdf ---------------------------------------------------------------------------------------
+
+
+def _two_page_pdf(path: Path) -> None:
+    pdf = canvas.Canvas(str(path))
+    pdf.setTitle("Fruit report")
+    pdf.drawString(72, 720, "The first page is about apples. Apples grow on trees.")
+    pdf.showPage()
+    pdf.drawString(72, 720, "The second page is about bananas. Bananas are yellow.")
+    pdf.showPage()
+    pdf.save()
+
+
+def test_pdf_text_per_page_and_chunk_pages(tmp_path):
+    _two_page_pdf(tmp_path / "fruit.pdf")
+    [doc] = load(tmp_path / "fruit.pdf")
+    assert doc.format == "pdf" and doc.title == "Fruit report"
+    assert [page for _, page in doc.pages] == [1, 2]
+    second_start = doc.pages[1][0]
+    assert doc.text[second_start:].startswith("The second page is about bananas.")
+    chunks = Chunker(ChunkingSettings(child_size=60, child_overlap=0, parent_size=100)).chunk(doc)
+    pages = {c.text: c.page for c in chunks if not c.is_parent}
+    assert pages == {
+        "The first page is about apples. Apples grow on trees.": 1,
+        "The second page is about bananas. Bananas are yellow.": 2,
+    }
+
+
+def test_corrupt_pdf(tmp_path):
+    (tmp_path / "broken.pdf").write_bytes(os.urandom(2048))
+    error = _load_error(tmp_path / "broken.pdf")
+    assert error.path == str(tmp_path / "broken.pdf")
+    assert error.reason.startswith("not a valid PDF: ")
+
+
+def test_pdf_without_text_layer(tmp_path):
+    pdf = canvas.Canvas(str(tmp_path / "scan.pdf"))
+    pdf.rect(72, 72, 300, 300, fill=1)  # an image-like page: drawing, no text
+    pdf.showPage()
+    pdf.save()
+    assert _load_error(tmp_path / "scan.pdf").reason == "no text layer (scanned PDF?)"
+
+
+# --- docx --------------------------------------------------------------------------------------
+
+
+def test_docx_headings_lists_and_tables(tmp_path):
+    document = docx.Document()
+    document.add_heading("Heading One", level=1)
+    document.add_paragraph("Admins manage users.")
+    document.add_paragraph("rotate keys", style="List Bullet")
+    table = document.add_table(rows=2, cols=2)
+    for (row, col), value in {(0, 0): "role", (0, 1): "scope", (1, 0): "admin", (1, 1): "all"}.items():
+        table.cell(row, col).text = value
+    document.add_heading("Heading Two", level=2)
+    document.add_paragraph("Auditors read logs.")
+    document.save(tmp_path / "guide.docx")
+    [doc] = load(tmp_path / "guide.docx")
+    assert doc.format == "docx" and doc.title == "Heading One"
+    assert doc.text == (
+        "# Heading One\n\nAdmins manage users.\n\n- rotate keys\n\nrole | scope\nadmin | all"
+        "\n\n## Heading Two\n\nAuditors read logs."
+    )
+
+
+def test_corrupt_docx(tmp_path):
+    (tmp_path / "broken.docx").write_bytes(b"this is not a zip file")
+    assert _load_error(tmp_path / "broken.docx").reason.startswith("not a valid .docx file")
+
+
+# --- csv ---------------------------------------------------------------------------------------
+
+
+def test_csv_one_document_per_row(tmp_path):
+    (tmp_path / "people.csv").write_text("id,name,role\nu-1,Alice,admin\n,Bob,\n")
+    alice, bob = load(Path("people.csv"))
+    assert (alice.id, alice.title, alice.text) == ("u-1", "Alice", "id: u-1\nname: Alice\nrole: admin")
+    assert (bob.id, bob.title, bob.text) == ("people.csv#row2", "Bob", "name: Bob")
+    assert alice.source == bob.source == "people.csv"
+    assert alice.format == "csv" and alice.hash != bob.hash
+
+
+def test_csv_bad_rows_fail_the_file(tmp_path):
+    (tmp_path / "dup.csv").write_text("id,text\na,x\na,y\n")
+    assert _load_error(tmp_path / "dup.csv").reason == "duplicate id 'a' on rows 1 and 2"
+    (tmp_path / "wide.csv").write_text("a,b\n1,2,3\n")
+    assert _load_error(tmp_path / "wide.csv").reason == "line 2: 3 fields but the header has 2"
+
+
+# --- jsonl -------------------------------------------------------------------------------------
+
+
+def _records(path: Path, records: list[dict], extra_lines: tuple[str, ...] = ()) -> None:
+    lines = [json.dumps(r, ensure_ascii=False) for r in records] + list(extra_lines)
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def test_jsonl_bench_layout_keeps_ids_and_titles(tmp_path):
+    _records(
+        tmp_path / "corpus.jsonl",
+        [
+            {"id": "hotpotdev-0", "title": "Moscow State University", "text": "MSU is in Moscow."},
+            {"id": "DEV_0", "title": "战国无双3", "text": "《战国无双3》是光荣开发的游戏。", "lang": "zh"},
+        ],
+    )
+    first, second = load(tmp_path / "corpus.jsonl")
+    assert (first.id, first.title, first.text, first.format) == (
+        "hotpotdev-0",
+        "Moscow State University",
+        "MSU is in Moscow.",
+        "jsonl",
+    )
+    assert second.id == "DEV_0" and second.metadata == {"lang": "zh", "line": 2}
+
+
+def test_jsonl_malformed_line_fails_the_whole_file_with_its_number(tmp_path):
+    _records(tmp_path / "corpus.jsonl", [{"id": "a", "text": "fine"}], extra_lines=('{"id": "b", "text": ',))
+    error = _load_error(tmp_path / "corpus.jsonl")
+    assert error.reason.startswith("line 2: not valid JSON")
+    _records(tmp_path / "notext.jsonl", [{"id": "a", "text": "fine"}, {"id": "b"}])
+    assert _load_error(tmp_path / "notext.jsonl").reason == "line 2: field 'text' is missing or not a string"
+    _records(tmp_path / "dup.jsonl", [{"id": "a", "text": "x"}, {"id": "a", "text": "y"}])
+    assert _load_error(tmp_path / "dup.jsonl").reason == "duplicate id 'a' on lines 1 and 2"
+
+
+def _bench_corpus() -> Path | None:
+    repo = Path(__file__).resolve().parents[1]
+    for shared in (repo.parent / "shared", Path("/work/shared")):
+        corpus = shared / "bench" / "hotpotqa_dev500" / "corpus.jsonl"
+        if corpus.is_file():
+            return corpus
+    return None
+
+
+def test_real_bench_corpus_loads_every_line():
+    corpus = _bench_corpus()
+    if corpus is None:
+        pytest.skip("shared/bench/hotpotqa_dev500/corpus.jsonl is not beside this checkout")
+    docs = load(corpus)
+    lines = [json.loads(line) for line in corpus.read_text(encoding="utf-8").splitlines() if line.strip()]
+    assert [d.id for d in docs] == [r["id"] for r in lines]
+    assert docs[0].title == lines[0]["title"] and docs[0].text == lines[0]["text"]
+
+
+# --- errors and discovery ----------------------------------------------------------------------
+
+
+def test_unsupported_suffix_names_path_and_supported_types(tmp_path):
+    (tmp_path / "image.xyz").write_bytes(b"\x00\x01")
+    error = _load_error(tmp_path / "image.xyz")
+    assert str(error) == f"{tmp_path / 'image.xyz'}: {error.reason}"
+    assert error.reason.startswith("unsupported file type '.xyz' (supported: ")
+    assert ".pdf" in error.reason and ".md" in SUPPORTED_SUFFIXES
+
+
+def test_unreadable_paths(tmp_path):
+    # A directory named like a file and a dangling symlink fail to open for every user, root
+    # included (chmod 000 does not stop root: see test_permission_denied).
+    (tmp_path / "folder.txt").mkdir()
+    assert _load_error(tmp_path / "folder.txt").reason == "is a directory, not a file"
+    (tmp_path / "dangling.txt").symlink_to(tmp_path / "missing.txt")
+    assert _load_error(tmp_path / "dangling.txt").reason == "broken symbolic link"
+    assert _load_error(tmp_path / "dangling.pdf").reason == "no such file"
+
+
+def _reason_as_user(path: Path, uid: int) -> str:
+    """load(path)'s LoadError reason, seen by another user (a forked child that drops root)."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # child: no exec, so the already imported loaders run as `uid`
+        reason = "loaded without error"
+        try:
+            os.setgid(uid)
+            os.setuid(uid)
+            load(path)
+        except LoadError as e:
+            reason = e.reason
+        except BaseException as e:  # noqa: BLE001 - reported to the parent, never raised here
+            reason = f"unexpected {type(e).__name__}: {e}"
+        finally:
+            os.write(write_end, reason.encode())
+            os._exit(0)
+    os.close(write_end)
+    with os.fdopen(read_end) as pipe:
+        reason = pipe.read()
+    os.waitpid(pid, 0)
+    return reason
+
+
+def test_permission_denied():
+    # tmp_path sits in a root-only directory; this test needs a file only its mode protects.
+    folder = Path(tempfile.mkdtemp(prefix="kgrag-perm-"))
+    try:
+        folder.chmod(0o755)
+        locked = folder / "locked.txt"
+        locked.write_text("secret")
+        locked.chmod(0)
+        if os.geteuid() == 0:
+            # Root reads files whatever their mode: check as the unprivileged user "nobody".
+            assert _reason_as_user(locked, 65534) == "permission denied"
+        else:
+            assert _load_error(locked).reason == "permission denied"
+    finally:
+        shutil.rmtree(folder)
+
+
+def test_discover_directories_globs_and_missing_paths(tmp_path):
+    for name in [
+        "docs/b.md",
+        "docs/a.txt",
+        "docs/sub/c.pdf",
+        "docs/.hidden.md",
+        "docs/.git/x.md",
+        "docs/img.png",
+    ]:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("x")
+    (tmp_path / "notes.xyz").write_text("x")
+    files, errors = discover(["docs", "docs/*.md", "notes.xyz", "missing", "docs/**/*.zzz"])
+    assert [f.as_posix() for f in files] == ["docs/a.txt", "docs/b.md", "docs/sub/c.pdf", "notes.xyz"]
+    assert [str(e) for e in errors] == [
+        "missing: no such file or directory",
+        "docs/**/*.zzz: no files match this pattern",
+    ]
+    files, errors = discover(["docs/**/*.pdf"])
+    assert [f.as_posix() for f in files] == ["docs/sub/c.pdf"] and errors == []
