@@ -1,0 +1,129 @@
+"""Command line: ``kgrag ingest | delete | stats | ...``.
+
+Exit codes: 0 success; 1 the command ran but something failed (e.g. some files could not be
+ingested — the others were); 2 bad usage or configuration.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+from pathlib import Path
+
+import click
+
+from kgrag.config import Settings, load_settings
+
+EXIT_PARTIAL = 1
+EXIT_USAGE = 2
+
+
+def _offline_env() -> None:
+    # Weights are never fetched at run time; fail fast instead of hanging on a hub request.
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
+@click.group()
+@click.option("--data-dir", type=click.Path(path_type=Path), help="Knowledge base folder (default: $KGRAG_DATA_DIR or ./data).")
+@click.option("-v", "--verbose", is_flag=True, help="Log debug messages.")
+@click.pass_context
+def main(ctx: click.Context, data_dir: Path | None, verbose: bool) -> None:
+    """kgrag: a knowledge-graph-augmented RAG server."""
+    _offline_env()
+    logging.basicConfig(level=logging.DEBUG if verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    overrides = {"data_dir": data_dir} if data_dir else {}
+    try:
+        ctx.obj = load_settings(**overrides)
+    except Exception as e:  # pydantic ValidationError, missing config file
+        raise click.UsageError(f"invalid configuration: {e}") from e
+
+
+def _components(settings: Settings):
+    from kgrag.components import Components
+
+    return Components(settings)
+
+
+@main.command()
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--glossary", type=click.Path(exists=True, dir_okay=False, path_type=Path), help="CSV/YAML/line glossary of canonical names and aliases.")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@click.option("--no-progress", is_flag=True, help="Hide the progress bar.")
+@click.pass_obj
+def ingest(settings: Settings, paths: tuple[str, ...], glossary: Path | None, as_json: bool, no_progress: bool) -> None:
+    """Ingest files, directories or globs (txt md html pdf docx csv jsonl code)."""
+    from kgrag.ingest.glossary import load_glossary
+
+    glossary_path = glossary or (Path(settings.extraction.glossary) if settings.extraction.glossary else None)
+    entities = load_glossary(glossary_path) if glossary_path else None
+    comps = _components(settings)
+    try:
+        report = comps.ingest_job().run(paths, glossary_entities=entities, progress=not no_progress and sys.stderr.isatty())
+    finally:
+        comps.close()
+    if as_json:
+        click.echo(json.dumps(report.to_dict(), ensure_ascii=False, indent=2))
+    else:
+        _print_report(report)
+    sys.exit(EXIT_PARTIAL if report.failed else 0)
+
+
+def _print_report(report) -> None:
+    d = report.to_dict()
+    docs = d["documents"]
+    click.echo(
+        f"documents: {docs['new']} new, {docs['changed']} changed, {docs['unchanged']} unchanged, {docs['failed']} failed"
+    )
+    for f in report.failed:
+        click.echo(f"  FAILED {f.path}: {f.reason}", err=True)
+    t = d["totals"]
+    click.echo(
+        f"knowledge base: {t.get('documents', 0)} documents, {t.get('chunks', 0)} chunks "
+        f"({t.get('indexed_chunks', 0)} in the index), {t.get('entities', 0)} entities, "
+        f"{t.get('aliases', 0)} aliases, {t.get('mentions', 0)} mentions, {t.get('relations', 0)} relations"
+    )
+    stages = ", ".join(f"{k} {v:.2f}s" for k, v in d["seconds"].items())
+    click.echo(f"this run: {report.chunks_written} chunks written in {d['wall_seconds']:.2f}s ({d['chunks_per_second']:.1f} chunks/s); {stages}")
+
+
+@main.command()
+@click.argument("doc_id")
+@click.pass_obj
+def delete(settings: Settings, doc_id: str) -> None:
+    """Delete one document: its chunks, mentions, relations only it evidenced, orphan entities."""
+    comps = _components(settings)
+    try:
+        found = comps.ingest_job().delete(doc_id)
+        stats = comps.graph.stats()
+    finally:
+        comps.close()
+    if not found:
+        click.echo(f"no document with id {doc_id!r}", err=True)
+        sys.exit(EXIT_PARTIAL)
+    click.echo(f"deleted {doc_id}; knowledge base now: " + ", ".join(f"{v} {k}" for k, v in stats.items()))
+
+
+@main.command()
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_obj
+def stats(settings: Settings, as_json: bool) -> None:
+    """Counts of documents, chunks, entities, aliases, mentions and relations."""
+    comps = _components(settings)
+    try:
+        s = {**comps.graph.stats(), "indexed_chunks": comps.chunk_index.count(searchable_only=True)}
+    finally:
+        comps.close()
+    if as_json:
+        click.echo(json.dumps(s))
+    else:
+        for k, v in s.items():
+            click.echo(f"{k:>15}: {v}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,80 @@
+"""Builds the parts of the system from one Settings object (factories by name).
+
+The CLI, the server and the eval harness all assemble their pipeline here, so the same
+configuration yields the same components everywhere. Models load lazily: a command that needs
+no model (``stats``, an ingest that finds nothing new) never pays for one.
+"""
+
+from __future__ import annotations
+
+from kgrag.config import Settings
+from kgrag.ingest.chunking import Chunker
+from kgrag.ingest.job import IngestJob
+from kgrag.stores.base import ChunkIndex, GraphStore
+from kgrag.stores.factory import build_chunk_index, build_graph_store
+
+
+class Components:
+    """Stores and models for one process, each created once on first use."""
+
+    def __init__(self, settings: Settings, *, embedder=None, recognizer=None):
+        """``embedder``/``recognizer`` share already-loaded models (tests, the eval harness)."""
+        self.settings = settings
+        self._chunk_index: ChunkIndex | None = None
+        self._graph: GraphStore | None = None
+        self._embedder = embedder
+        self._recognizer = recognizer
+
+    @property
+    def chunk_index(self) -> ChunkIndex:
+        if self._chunk_index is None:
+            self._chunk_index = build_chunk_index(self.settings)
+        return self._chunk_index
+
+    @property
+    def graph(self) -> GraphStore:
+        if self._graph is None:
+            self._graph = build_graph_store(self.settings)
+        return self._graph
+
+    @property
+    def embedder(self):
+        if self._embedder is None:
+            from kgrag.models.embedder import build_embedder
+
+            self._embedder = build_embedder(self.settings.embedder)
+        return self._embedder
+
+    @property
+    def recognizer(self):
+        if self._recognizer is None and self.settings.extraction.use_ner:
+            from kgrag.models.ner import EntityRecognizer
+
+            self._recognizer = EntityRecognizer(self.settings.extraction)
+        return self._recognizer
+
+    def chunker(self) -> Chunker:
+        count = None
+        if self.settings.chunking.unit == "tokens":
+            count = self.embedder.count_tokens
+        return Chunker(self.settings.chunking, count)
+
+    def build_extractor(self, graph: GraphStore):
+        from kgrag.ingest.extract import Extractor
+        from kgrag.ingest.gazetteer import Gazetteer
+
+        return Extractor(self.settings.extraction, Gazetteer(graph.alias_table()), self.recognizer)
+
+    def ingest_job(self) -> IngestJob:
+        return IngestJob(
+            self.chunk_index,
+            self.graph,
+            self.chunker(),
+            embedder_factory=lambda: self.embedder,
+            extractor_factory=self.build_extractor,
+        )
+
+    def close(self) -> None:
+        for store in (self._chunk_index, self._graph):
+            if store is not None:
+                store.close()

@@ -1,0 +1,244 @@
+"""The ingestion job: load → chunk → embed → extract → write, incremental by content hash.
+
+Why documents are written one at a time even though embedding is batched: each document's
+write is the unit of atomicity. ``GraphStore.write_document`` records the document's hash last,
+in one transaction, so a crash at any point leaves every document either fully written
+(skipped on re-run) or without a recorded hash (re-processed from scratch on re-run, after its
+partial chunks are deleted). That is what makes a killed run converge to a clean one.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from tqdm import tqdm
+
+from kgrag.ingest.chunking import Chunker
+from kgrag.ingest.loaders import LoadError, discover, load
+from kgrag.stores.base import ChunkIndex, GraphStore
+from kgrag.types import Chunk, Document
+
+log = logging.getLogger(__name__)
+
+STAGES = ("load", "chunk", "embed", "extract", "write")
+# Documents are grouped until they hold this many searchable chunks, so the embedder sees
+# full batches even when documents are short (one chunk per HotpotQA passage).
+GROUP_CHUNKS = 256
+
+
+@dataclass
+class Failure:
+    path: str
+    reason: str
+
+
+@dataclass
+class IngestReport:
+    new: list[str] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)
+    unchanged: int = 0
+    failed: list[Failure] = field(default_factory=list)
+    chunks_written: int = 0
+    seconds: dict[str, float] = field(default_factory=lambda: dict.fromkeys(STAGES, 0.0))
+    wall_seconds: float = 0.0
+    totals: dict[str, int] = field(default_factory=dict)  # store stats after the run
+
+    @property
+    def ok(self) -> bool:
+        return not self.failed
+
+    @property
+    def chunks_per_second(self) -> float:
+        return self.chunks_written / self.wall_seconds if self.wall_seconds > 0 else 0.0
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["documents"] = {
+            "new": len(self.new),
+            "changed": len(self.changed),
+            "unchanged": self.unchanged,
+            "failed": len(self.failed),
+        }
+        d["chunks_per_second"] = round(self.chunks_per_second, 2)
+        d["seconds"] = {k: round(v, 3) for k, v in self.seconds.items()}
+        d["wall_seconds"] = round(self.wall_seconds, 3)
+        return d
+
+
+def embedding_text(chunk: Chunk) -> str:
+    """What the embedder sees: the title and section give a passage its subject, which short
+    chunks often never name ("It was founded in 1755")."""
+    head = " / ".join(p for p in (chunk.title, chunk.section_path) if p)
+    if head and not chunk.text.startswith(chunk.title or "\0"):
+        return f"{head}\n{chunk.text}"
+    return chunk.text
+
+
+class IngestJob:
+    """Wires the stages together. Models are passed in already loaded (or as lazy factories), so
+    a run that finds nothing new never loads a model."""
+
+    def __init__(
+        self,
+        chunk_index: ChunkIndex,
+        graph: GraphStore,
+        chunker: Chunker,
+        embedder_factory: Callable[[], object],
+        extractor_factory: Callable[[GraphStore], object],
+    ):
+        self.chunk_index = chunk_index
+        self.graph = graph
+        self.chunker = chunker
+        self._embedder_factory = embedder_factory
+        self._extractor_factory = extractor_factory
+        self._embedder = None
+        self._extractor = None
+
+    @property
+    def embedder(self):
+        if self._embedder is None:
+            self._embedder = self._embedder_factory()
+        return self._embedder
+
+    @property
+    def extractor(self):
+        # Built after glossaries are applied: its gazetteer starts from the graph's alias table.
+        if self._extractor is None:
+            self._extractor = self._extractor_factory(self.graph)
+        return self._extractor
+
+    # -- public ----------------------------------------------------------------------------
+    def run(
+        self,
+        paths: Sequence[str | Path],
+        glossary_entities: Sequence | None = None,
+        progress: bool = True,
+    ) -> IngestReport:
+        report = IngestReport()
+        started = time.perf_counter()
+        if glossary_entities:
+            self.graph.upsert_entities(list(glossary_entities))
+            self._extractor = None  # its gazetteer must see the new aliases
+
+        with _timed(report, "load"):
+            docs = self._load_all(paths, report)
+            known = {d.id: d.hash for d in self.graph.list_documents()}
+        pending: list[Document] = []
+        for doc in docs:
+            old = known.get(doc.id)
+            if old == doc.hash:
+                report.unchanged += 1
+                continue
+            (report.changed if old is not None else report.new).append(doc.id)
+            pending.append(doc)
+
+        bar = tqdm(total=len(pending), unit="doc", desc="ingest", disable=not progress, leave=False)
+        for group in self._groups(pending, report):
+            self._process_group(group, report)
+            bar.update(len(group))
+            bar.set_postfix(chunks=report.chunks_written, refresh=False)
+        bar.close()
+
+        report.wall_seconds = time.perf_counter() - started
+        report.totals = {**self.graph.stats(), "indexed_chunks": self.chunk_index.count()}
+        return report
+
+    def delete(self, doc_id: str) -> bool:
+        removed_chunks = self.chunk_index.delete_document(doc_id)
+        removed_doc = self.graph.delete_document(doc_id)
+        return removed_doc or removed_chunks > 0
+
+    # -- stages ----------------------------------------------------------------------------
+    def _load_all(self, paths: Sequence[str | Path], report: IngestReport) -> list[Document]:
+        files, errors = discover(paths)
+        report.failed.extend(Failure(str(e.path), e.reason) for e in errors)
+        docs: list[Document] = []
+        first_seen: dict[str, str] = {}
+        for path in files:
+            try:
+                loaded = load(path)
+            except LoadError as e:
+                report.failed.append(Failure(str(e.path), e.reason))
+                continue
+            except Exception as e:  # a loader bug must not sink the other files
+                log.exception("loader crashed on %s", path)
+                report.failed.append(Failure(str(path), f"unexpected {type(e).__name__}: {e}"))
+                continue
+            for doc in loaded:
+                if doc.id in first_seen:
+                    report.failed.append(
+                        Failure(str(path), f"document id {doc.id!r} already loaded from {first_seen[doc.id]}")
+                    )
+                    continue
+                first_seen[doc.id] = str(path)
+                docs.append(doc)
+        return docs
+
+    def _groups(self, docs: list[Document], report: IngestReport) -> Iterator[list[tuple[Document, list[Chunk]]]]:
+        group: list[tuple[Document, list[Chunk]]] = []
+        size = 0
+        for doc in docs:
+            with _timed(report, "chunk"):
+                try:
+                    chunks = self.chunker.chunk(doc)
+                except Exception as e:
+                    log.exception("chunker crashed on %s", doc.id)
+                    report.failed.append(Failure(doc.source, f"chunking {doc.id}: {type(e).__name__}: {e}"))
+                    _drop(report, doc.id)
+                    continue
+            group.append((doc, chunks))
+            size += sum(1 for c in chunks if c.searchable)
+            if size >= GROUP_CHUNKS:
+                yield group
+                group, size = [], 0
+        if group:
+            yield group
+
+    def _process_group(self, group: list[tuple[Document, list[Chunk]]], report: IngestReport) -> None:
+        searchable = [c for _, chunks in group for c in chunks if c.searchable]
+        with _timed(report, "embed"):
+            vectors = self.embedder.embed_passages([embedding_text(c) for c in searchable]) if searchable else None
+        with _timed(report, "extract"):
+            extractions = self.extractor.extract_many([[c for c in chunks if c.searchable] for _, chunks in group])
+        offset = 0
+        for (doc, chunks), extraction in zip(group, extractions, strict=True):
+            n = sum(1 for c in chunks if c.searchable)
+            doc_vectors = vectors[offset : offset + n] if vectors is not None else None
+            offset += n
+            with _timed(report, "write"):
+                try:
+                    self._write(doc, chunks, doc_vectors, extraction)
+                except Exception as e:
+                    log.exception("writing %s failed", doc.id)
+                    report.failed.append(Failure(doc.source, f"writing {doc.id}: {type(e).__name__}: {e}"))
+                    _drop(report, doc.id)
+                    continue
+            report.chunks_written += n
+
+    def _write(self, doc: Document, chunks: list[Chunk], vectors, extraction) -> None:
+        # Order matters (see module docstring): clear both stores, chunks first, graph last.
+        self.chunk_index.delete_document(doc.id)
+        self.graph.delete_document(doc.id)
+        self.chunk_index.upsert(chunks, vectors)
+        self.graph.write_document(doc, chunks, extraction.entities, extraction.mentions, extraction.relations)
+
+
+def _drop(report: IngestReport, doc_id: str) -> None:
+    """A document that failed after classification is counted as failed, not new/changed."""
+    for lst in (report.new, report.changed):
+        if doc_id in lst:
+            lst.remove(doc_id)
+
+
+@contextmanager
+def _timed(report: IngestReport, stage: str):
+    t = time.perf_counter()
+    try:
+        yield
+    finally:
+        report.seconds[stage] += time.perf_counter() - t

@@ -1,0 +1,82 @@
+"""What the retrieval pipeline hands to generation and to the HTTP layer."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from kgrag.types import Chunk, GraphPath, ScoredId
+
+PATHS = ("dense", "bm25", "graph")
+
+
+@dataclass
+class LinkedEntity:
+    """An entity found in the question. ``candidates`` > 1 means the alias is ambiguous: every
+    candidate is used and the trace shows them all rather than picking silently."""
+
+    surface: str  # as written in the question
+    key: str
+    name: str
+    method: str  # "exact" | "fuzzy"
+    score: float = 1.0
+    candidates: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Query:
+    question: str
+    top_k: int = 10
+    filters: dict[str, Any] | None = None
+    modes: tuple[str, ...] = PATHS  # which paths run
+    linked: list[LinkedEntity] = field(default_factory=list)  # filled once, shared by paths
+    expansions: list[str] = field(default_factory=list)  # alias surface forms for BM25
+
+
+@dataclass
+class PathResult:
+    """One path's ranked chunk ids, best first, plus graph evidence per chunk id."""
+
+    name: str
+    hits: list[ScoredId]
+    evidence: dict[str, list[GraphPath]] = field(default_factory=dict)
+    ms: float = 0.0
+
+
+class RetrievalPath(Protocol):
+    name: str
+
+    def search(self, query: Query, k: int) -> PathResult: ...
+
+
+@dataclass
+class PathRank:
+    rank: int  # 1-based
+    score: float
+
+
+@dataclass
+class Hit:
+    chunk: Chunk
+    score: float  # the final ordering score (reranker score when one ran, else fused)
+    paths: dict[str, PathRank] = field(default_factory=dict)
+    fused_rank: int = 0
+    fused_score: float = 0.0
+    rerank_rank: int | None = None
+    rerank_score: float | None = None
+    graph_paths: list[GraphPath] = field(default_factory=list)
+    parent: Chunk | None = None  # what generation reads (None: the chunk itself)
+
+    @property
+    def context(self) -> Chunk:
+        return self.parent or self.chunk
+
+
+@dataclass
+class RetrievalResult:
+    query: Query
+    hits: list[Hit]
+    reranker: str | None = None  # which reranker ran (None: fused order stands)
+    timings_ms: dict[str, float] = field(default_factory=dict)
+    # True when nothing passed the relevance threshold: generation abstains.
+    below_threshold: bool = False
