@@ -1,0 +1,250 @@
+"""What only the embedded SQLite stores promise: files, reopening, caches, threads, FTS5 details.
+
+The behaviour every store shares is in tests/contract/.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from kgrag.stores.base import StoreError
+from kgrag.stores.sqlite_chunks import SqliteChunkIndex
+from kgrag.stores.sqlite_graph import SqliteGraphStore
+from kgrag.types import Chunk, Document, Entity, Mention, Relation
+
+DIM = 16
+
+
+def _unit_rows(n: int, seed: int) -> np.ndarray:
+    rows = np.random.default_rng(seed).normal(size=(n, DIM)).astype(np.float32)
+    return rows / np.linalg.norm(rows, axis=1, keepdims=True)
+
+
+def _chunks(doc_id: str, texts: list[str], **fields) -> list[Chunk]:
+    return [Chunk(id=f"{doc_id}#{i}", doc_id=doc_id, text=t, ordinal=i, **fields) for i, t in enumerate(texts)]
+
+
+@pytest.fixture
+def index(tmp_path: Path):
+    store = SqliteChunkIndex(tmp_path / "chunks.sqlite")
+    yield store
+    store.close()
+
+
+@pytest.fixture
+def graph(tmp_path: Path):
+    store = SqliteGraphStore(tmp_path / "graph.sqlite")
+    yield store
+    store.close()
+
+
+# -- chunk index: files and dimensions ----------------------------------------------------------
+def test_chunk_index_persists_across_reopen(tmp_path):
+    path = tmp_path / "chunks.sqlite"
+    vectors = _unit_rows(3, seed=1)
+    first = SqliteChunkIndex(path)
+    first.upsert(_chunks("d", ["alpha beta", "gamma delta", "epsilon"]), vectors)
+    first.close()
+    again = SqliteChunkIndex(path)
+    assert again.dim == DIM and again.count() == 3
+    assert again.search_dense(vectors[1], 1)[0].id == "d#1"
+    assert again.search_bm25("gamma", 1)[0].id == "d#1"
+    with pytest.raises(StoreError, match=rf"dim {DIM + 1}.*dim {DIM}"):
+        again.upsert(_chunks("e", ["x"]), np.ones((1, DIM + 1), dtype=np.float32))
+    again.close()
+    with pytest.raises(StoreError, match=rf"{DIM}-dim.*dim={DIM * 2}"):
+        SqliteChunkIndex(path, dim=DIM * 2)
+
+
+def test_dim_given_up_front_is_enforced_at_the_first_upsert(tmp_path):
+    store = SqliteChunkIndex(tmp_path / "c.sqlite", dim=DIM)
+    with pytest.raises(StoreError, match=rf"dim 3.*dim {DIM}"):
+        store.upsert(_chunks("d", ["x"]), np.ones((1, 3), dtype=np.float32))
+    assert store.count() == 0
+    store.upsert(_chunks("d", ["x"]), _unit_rows(1, 0))
+    with pytest.raises(StoreError, match=rf"query vector has dim 3, index holds {DIM}-dim"):
+        store.search_dense(np.ones(3), 1)
+    store.close()
+
+
+@pytest.mark.parametrize(
+    "opener,other",
+    [(SqliteChunkIndex, SqliteGraphStore), (SqliteGraphStore, SqliteChunkIndex)],
+)
+def test_a_file_of_the_other_store_kind_is_refused(tmp_path, opener, other):
+    path = tmp_path / "store.sqlite"
+    other(path).close()
+    with pytest.raises(StoreError, match=rf"{path}.*expected a kgrag"):
+        opener(path)
+
+
+def test_foreign_or_broken_files_are_refused_with_their_path(tmp_path):
+    garbage = tmp_path / "garbage.sqlite"
+    garbage.write_bytes(b"this is not a database" * 100)
+    with pytest.raises(StoreError, match=str(garbage)):
+        SqliteChunkIndex(garbage)
+    foreign = tmp_path / "foreign.sqlite"
+    with sqlite3.connect(foreign) as conn:
+        conn.execute("CREATE TABLE chunks (x)")
+    with pytest.raises(StoreError, match="not a kgrag store"):
+        SqliteGraphStore(foreign)
+    with pytest.raises(StoreError, match=str(tmp_path / "missing-dir")):
+        SqliteChunkIndex(tmp_path / "missing-dir" / "c.sqlite")
+
+
+def test_a_closed_store_says_so(tmp_path):
+    store = SqliteGraphStore(tmp_path / "g.sqlite")
+    store.close()
+    with pytest.raises(StoreError, match="closed"):
+        store.stats()
+
+
+# -- chunk index: input checks roll back --------------------------------------------------------
+def test_bad_upserts_are_refused_and_write_nothing(index):
+    index.upsert(_chunks("d", ["kept text"]), _unit_rows(1, 0))
+    with pytest.raises(StoreError, match="metadata is not JSON"):
+        index.upsert(_chunks("e", ["a", "b"], metadata={"when": object()}), _unit_rows(2, 1))
+    with pytest.raises(StoreError, match="appears twice"):
+        index.upsert(_chunks("e", ["a"]) * 2, _unit_rows(2, 1))
+    with pytest.raises(StoreError, match=r"one vector row per searchable chunk \(2\)"):
+        index.upsert(_chunks("e", ["a", "b"]), _unit_rows(3, 1))
+    with pytest.raises(StoreError, match="NaN"):
+        index.upsert(_chunks("e", ["a"]), np.full((1, DIM), np.nan, dtype=np.float32))
+    with pytest.raises(StoreError, match="filter doc_id: expected a string"):
+        index.search_bm25("kept", 3, {"doc_id": 7})
+    assert index.count() == 1 and index.document_ids() == {"d"}
+
+
+def test_chunks_without_vectors_are_found_by_bm25_only(index):
+    index.upsert(_chunks("d", ["lexical only"]), None)
+    assert index.search_bm25("lexical", 3)[0].id == "d#0"
+    assert index.search_dense(_unit_rows(1, 0)[0], 3) == []
+    assert next(index.iter_chunks())[1] is None
+
+
+# -- chunk index: FTS5 ------------------------------------------------------------------------
+def test_fts_keeps_jieba_words_whole(index):
+    index.upsert(_chunks("zh", ["最近公共祖先问题", "最大流问题"]), None)
+    assert [h.id for h in index.search_bm25("最近", 5)] == ["zh#0"]
+    # "最" alone is not a token of either chunk: the tokenizer did not split words into characters.
+    assert index.search_bm25("最", 5) == []
+
+
+def test_heading_weight_decides_between_title_and_body_matches(tmp_path):
+    chunks = [
+        Chunk(id="in-title", doc_id="d", title="penguin", text="colony counts on beaches"),
+        Chunk(id="in-body", doc_id="d", title="seabirds", text="penguin counts on beaches"),
+        *_chunks("filler", ["rocks and sand", "waves at night", "cold wind blows"]),
+    ]
+    ranked = {}
+    for weight in (5.0, 0.2):
+        store = SqliteChunkIndex(tmp_path / f"w{weight}.sqlite", heading_weight=weight)
+        store.upsert(chunks, None)
+        ranked[weight] = [h.id for h in store.search_bm25("penguin", 2)]
+        store.close()
+    assert ranked[5.0] == ["in-title", "in-body"]
+    assert ranked[0.2] == ["in-body", "in-title"]
+
+
+# -- chunk index: the dense cache ------------------------------------------------------------------
+def test_dense_cache_follows_appends_replacements_and_deletes(index):
+    vectors = _unit_rows(6, seed=3)
+    index.upsert(_chunks("a", ["one", "two"]), vectors[:2])
+    assert index.search_dense(vectors[0], 1)[0].id == "a#0"  # loads the matrix
+    index.upsert(_chunks("b", ["three", "four"]), vectors[2:4])  # appended
+    assert index.search_dense(vectors[3], 1)[0].id == "b#1"
+    index.upsert(_chunks("a", ["one again"]), vectors[4:5])  # replaces a#0: reload
+    assert index.search_dense(vectors[4], 1)[0].id == "a#0"
+    assert index.search_dense(vectors[0], 1)[0].score < 0.99
+    index.delete_document("b")
+    assert {h.id for h in index.search_dense(vectors[3], 10)} == {"a#0", "a#1"}
+
+
+def test_a_second_connection_sees_writes_from_the_first(tmp_path):
+    path = tmp_path / "shared.sqlite"
+    reader, writer = SqliteChunkIndex(path), SqliteChunkIndex(path)
+    vectors = _unit_rows(2, seed=4)
+    writer.upsert(_chunks("a", ["first"]), vectors[:1])
+    assert reader.search_dense(vectors[0], 1)[0].id == "a#0"
+    writer.upsert(_chunks("b", ["second"]), vectors[1:])
+    assert reader.search_dense(vectors[1], 1)[0].id == "b#0"
+    writer.delete_document("a")
+    assert [h.id for h in reader.search_dense(vectors[0], 5)] == ["b#0"]
+    reader.close()
+    writer.close()
+
+
+def test_concurrent_searches_and_writes_from_threads(index):
+    vectors = _unit_rows(40, seed=5)
+    index.upsert(_chunks("base", [f"base text {i}" for i in range(20)]), vectors[:20])
+
+    def write(i: int) -> None:
+        index.upsert(_chunks(f"w{i}", [f"written text {i}"]), vectors[20 + i : 21 + i])
+
+    def search(i: int) -> int:
+        return len(index.search_dense(vectors[i], 5)) + len(index.search_bm25("text", 5))
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        writes = [pool.submit(write, i) for i in range(20)]
+        searches = [pool.submit(search, i) for i in range(40)]
+        assert all(f.result() == 10 for f in searches)
+        for f in writes:
+            f.result()
+    assert index.count() == 40
+    assert {h.id for h in index.search_dense(vectors[39], 1)} == {"w19#0"}
+
+
+# -- graph store --------------------------------------------------------------------------------
+def _graph_doc(doc_id: str) -> tuple[Document, list[Chunk]]:
+    return Document(id=doc_id, source=f"{doc_id}.txt", hash="h"), _chunks(doc_id, ["text"])
+
+
+def test_graph_persists_and_the_traversal_cache_sees_other_connections(tmp_path):
+    path = tmp_path / "g.sqlite"
+    reader, writer = SqliteGraphStore(path), SqliteGraphStore(path)
+    doc, chunks = _graph_doc("d")
+    ents = [Entity(key=k, name=k) for k in "abc"]
+    writer.write_document(doc, chunks, ents, [Mention(k, "d#0") for k in "abc"],
+                          [Relation("a", "b", "d#0")])
+    assert set(reader.neighbors(["a"], 2)) == {"a", "b"}  # cached now
+    writer.write_document(doc, chunks, ents, [Mention(k, "d#0") for k in "abc"],
+                          [Relation("a", "b", "d#0"), Relation("b", "c", "d#0")])
+    assert set(reader.neighbors(["a"], 2)) == {"a", "b", "c"}
+    writer.close()
+    reader.close()
+    reopened = SqliteGraphStore(path)
+    assert reopened.stats()["relations"] == 2 and reopened.get_document("d").hash == "h"
+    reopened.close()
+
+
+def test_co_occurs_is_one_undirected_edge_but_typed_relations_keep_direction(graph):
+    doc, chunks = _graph_doc("d")
+    graph.write_document(
+        doc, chunks, [Entity(key=k, name=k) for k in "ab"], [Mention(k, "d#0") for k in "ab"],
+        [Relation("b", "a", "d#0"), Relation("a", "b", "d#0", weight=2.0),
+         Relation("b", "a", "d#0", "PART_OF"), Relation("a", "b", "d#0", "PART_OF")],
+    )
+    assert graph.stats()["relations"] == 3  # (a,b,CO_OCCURS), (b,a,PART_OF), (a,b,PART_OF)
+    assert graph.relation_weight("a", "b") == pytest.approx(5.0)
+
+
+def test_graph_write_refuses_foreign_chunks_and_rolls_back(graph):
+    doc, chunks = _graph_doc("d")
+    graph.write_document(doc, chunks, [Entity(key="x", name="X")], [Mention("x", "d#0")], [])
+    other = Document(id="e", source="e.txt")
+    with pytest.raises(StoreError, match="belongs to document 'd'"):
+        graph.write_document(other, chunks, [], [], [])
+    stolen = [Chunk(id="d#0", doc_id="e", text="same id, other document")]
+    with pytest.raises(StoreError, match="chunk id 'd#0' already belongs to document 'd'"):
+        graph.write_document(other, stolen, [Entity(key="y", name="Y")], [Mention("y", "d#0")], [])
+    with pytest.raises(StoreError, match="weight nan"):
+        graph.write_document(doc, chunks, [], [], [Relation("x", "x", "d#0", weight=float("nan"))])
+    assert graph.stats() == {"documents": 1, "chunks": 1, "entities": 1, "aliases": 1,
+                             "mentions": 1, "relations": 0}
+    with pytest.raises(StoreError, match="hops must be >= 0"):
+        graph.neighbors(["x"], -1)
