@@ -49,6 +49,19 @@ class SqliteDatabase:
         conn = self.conn
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")  # durable at checkpoints; WAL keeps it consistent
+        # Checked and created under the write lock: two processes opening a new file at once
+        # (an ingest and a reader) must not both try to create the schema.
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            self._check_or_create(app_id, schema_version, schema)
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+
+    def _check_or_create(self, app_id: int, schema_version: int, schema: str) -> None:
+        conn = self.conn
         found_app_id = conn.execute("PRAGMA application_id").fetchone()[0]
         has_tables = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] > 0
         if found_app_id != app_id and (found_app_id != 0 or has_tables):
@@ -65,17 +78,10 @@ class SqliteDatabase:
                     f"{schema_version}; re-ingest into a new file"
                 )
             return
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            for statement in _statements(schema):
-                conn.execute(statement)
-            conn.execute(f"PRAGMA application_id={int(app_id)}")
-            conn.execute(f"PRAGMA user_version={int(schema_version)}")
-            conn.execute("COMMIT")
-        except BaseException:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            raise
+        for statement in _statements(schema):
+            conn.execute(statement)
+        conn.execute(f"PRAGMA application_id={int(app_id)}")
+        conn.execute(f"PRAGMA user_version={int(schema_version)}")
 
     @contextmanager
     def write(self, what: str) -> Iterator[sqlite3.Connection]:
