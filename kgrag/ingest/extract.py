@@ -1,0 +1,242 @@
+"""Extraction stage: chunks → entities, mentions and co-occurrence relations, without an LLM.
+
+For every searchable chunk, names come from two sources: NER spans (spaCy / jieba, see
+``kgrag.models.ner``) and gazetteer matches (every alias already known, see
+``kgrag.ingest.gazetteer``). Where they overlap the longer span wins, and on a tie the
+gazetteer (it knows the entity). A name resolves to entity keys by exact normalized lookup in
+the gazetteer; an unknown name becomes a new entity whose key is its normalized form. An
+ambiguous alias links to every candidate entity (all get a mention; the alias admin resolves
+ambiguity later), and alternatives of one surface are never related to each other.
+
+The document title is an entity too, mentioned in every chunk of its document, when it is
+short enough to be a name (at most ``MAX_TITLE_WORDS`` words). Wikipedia-style corpora
+(HotpotQA, MuSiQue) title each paragraph with the entity it is about, and the paragraph often
+says "It was founded in 1755" without repeating the name: the title entity is what connects
+such a chunk to the graph. Its aliases drop a trailing disambiguation ("The Boss (2016 film)"
+→ "The Boss") and a leading article ("The Beatles" → "Beatles", the form NER reports).
+
+Relations: one CO_OCCURS relation per pair of distinct entities per chunk, weight 1.0, so the
+store's per-edge sum is the number of chunks that mention both. (Weighting by mention counts
+would reward repetition inside one chunk, which is style rather than evidence.) A chunk
+naming more than ``max_entities_per_chunk`` entities relates only its most mentioned ones
+(the title entity always among them); every mention is still recorded.
+
+Documents are processed in order, and after each one its new names join the gazetteer, so
+later documents match them: the same documents in the same order over the same gazetteer give
+the same output.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from itertools import combinations
+
+from kgrag.config import ExtractionSettings
+from kgrag.ingest.gazetteer import Gazetteer, matchable
+from kgrag.models.ner import EntityRecognizer, Span
+from kgrag.text.normalize import normalize_alias
+from kgrag.types import Chunk, Entity, Mention, Relation
+
+MAX_TITLE_WORDS = 8
+MAX_TITLE_CHARS = 80
+TITLE_TYPE = "TITLE"
+DEFAULT_TYPE = "CONCEPT"
+RELATION_TYPE = "CO_OCCURS"
+_TITLE_SPAN = -1  # span id of the title pseudo-mention
+_DISAMBIGUATION = re.compile(r"\s*\([^()]*\)\s*$")
+_ARTICLE = re.compile(r"^(?:the|The|THE)\s+")
+
+
+@dataclass
+class Extraction:
+    entities: list[Entity] = field(default_factory=list)
+    mentions: list[Mention] = field(default_factory=list)
+    relations: list[Relation] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class _Name:
+    """One resolved name occurrence in a chunk."""
+
+    start: int
+    end: int
+    surface: str
+    keys: tuple[str, ...]
+    type: str | None  # NER label, None when no NER span covers exactly this text
+
+
+@dataclass
+class _EntityState:
+    name: str
+    type: str
+    aliases: list[str] = field(default_factory=list)
+
+
+def title_aliases(title: str) -> list[str]:
+    """The title and its shorter spellings: without disambiguation, without a leading article."""
+    forms = [title.strip()]
+    base = _DISAMBIGUATION.sub("", forms[0]).strip()
+    for form in (base, _ARTICLE.sub("", base).strip()):
+        if form and normalize_alias(form) not in {normalize_alias(f) for f in forms}:
+            forms.append(form)
+    return forms
+
+
+def _is_name_like_title(title: str) -> bool:
+    title = title.strip()
+    return (
+        0 < len(title) <= MAX_TITLE_CHARS
+        and len(title.split()) <= MAX_TITLE_WORDS
+        and matchable(normalize_alias(title))
+    )
+
+
+def _select(candidates: list[tuple[int, int, int, object]], length: int) -> list[tuple[int, int, int, object]]:
+    """Longest first, then by priority (lower wins), then leftmost; no two may overlap."""
+    taken = bytearray(length)
+    chosen = []
+    for cand in sorted(candidates, key=lambda c: (c[0] - c[1], c[2], c[0])):
+        start, end = cand[0], cand[1]
+        if end <= start or any(taken[start:end]):
+            continue
+        taken[start:end] = b"\x01" * (end - start)
+        chosen.append(cand)
+    chosen.sort(key=lambda c: c[0])
+    return chosen
+
+
+class Extractor:
+    def __init__(self, settings: ExtractionSettings, gazetteer: Gazetteer, recognizer: EntityRecognizer | None):
+        self.settings = settings
+        self.gazetteer = gazetteer
+        self.recognizer = recognizer
+        # Name and type of every entity this extractor created, so a later document that links
+        # to it by alias reports the same name and type.
+        self._known: dict[str, _EntityState] = {}
+
+    def extract(self, chunks: Sequence[Chunk]) -> Extraction:
+        """Entities, mentions and relations of one document's searchable chunks."""
+        return self.extract_many([chunks])[0]
+
+    def extract_many(self, documents: Sequence[Sequence[Chunk]]) -> list[Extraction]:
+        """``extract`` for several documents in order; NER runs over all their chunks in one
+        batch (it does not depend on the gazetteer), then each document is resolved in turn."""
+        texts = [chunk.text for chunks in documents for chunk in chunks]
+        spans = self.recognizer.recognize(texts) if self.recognizer is not None and texts else [[] for _ in texts]
+        results = []
+        offset = 0
+        for chunks in documents:
+            results.append(self._extract_document(chunks, spans[offset : offset + len(chunks)]))
+            offset += len(chunks)
+        return results
+
+    # -- one document ----------------------------------------------------------------------
+    def _extract_document(self, chunks: Sequence[Chunk], spans: Sequence[list[Span]]) -> Extraction:
+        title = chunks[0].title.strip() if chunks else ""
+        title_keys: tuple[str, ...] = ()
+        if _is_name_like_title(title):
+            title_keys = self._register_title(title)
+        entities: dict[str, _EntityState] = {}
+        mentions: list[Mention] = []
+        relations: list[Relation] = []
+        for key in title_keys:
+            state = self._note_entity(entities, key, title, None)
+            for alias in title_aliases(title):
+                if normalize_alias(alias) not in {key, *map(normalize_alias, state.aliases)}:
+                    state.aliases.append(alias)
+        for chunk, chunk_spans in zip(chunks, spans, strict=True):
+            names = self._names(chunk.text, chunk_spans)
+            counts: dict[str, int] = {}
+            first: dict[str, tuple[int, str]] = {}  # key → (position, surface) of first mention
+            span_ids: dict[str, set[int]] = {}
+            for span_id, name in enumerate(names):
+                for key in name.keys:
+                    counts[key] = counts.get(key, 0) + 1
+                    first.setdefault(key, (name.start, name.surface))
+                    span_ids.setdefault(key, set()).add(span_id)
+                    self._note_entity(entities, key, name.surface, name.type)
+            for key in title_keys:
+                counts[key] = max(counts.get(key, 0), 1)
+                first.setdefault(key, (-1, title))
+                span_ids.setdefault(key, set()).add(_TITLE_SPAN)
+            for key in sorted(counts):
+                mentions.append(Mention(key, chunk.id, counts[key], first[key][1]))
+            relations.extend(self._relations(chunk.id, counts, first, span_ids, title_keys))
+        for key in title_keys:
+            state = entities.get(key)
+            if state is not None and key not in self._known and state.type == DEFAULT_TYPE:
+                state.type = TITLE_TYPE
+        self._learn(entities)
+        return Extraction(
+            entities=[Entity(key, s.name, s.type, list(s.aliases)) for key, s in sorted(entities.items())],
+            mentions=mentions,
+            relations=relations,
+        )
+
+    def _register_title(self, title: str) -> tuple[str, ...]:
+        """Resolve the title to entity keys and let the gazetteer match its spellings in the
+        document's own chunks (so their mentions are counted)."""
+        keys = self.gazetteer.lookup(title) or [normalize_alias(title)]
+        for alias in title_aliases(title):
+            for key in keys:
+                self.gazetteer.add(alias, key)
+        return tuple(keys)
+
+    def _names(self, text: str, spans: Sequence[Span]) -> list[_Name]:
+        """NER spans and gazetteer matches of one chunk text, resolved, without overlaps."""
+        candidates: list[tuple[int, int, int, object]] = [(m.start, m.end, 0, m) for m in self.gazetteer.match(text)]
+        candidates += [(s.start, s.end, 1, s) for s in spans]
+        # A gazetteer match exactly covering an NER span keeps the NER label (the title "鲁迅"
+        # is in the gazetteer before its chunks are read, and jieba says it is a PERSON).
+        ner_types = {(s.start, s.end): s.type for s in spans}
+        names = []
+        for start, end, _, item in _select(candidates, len(text)):
+            if isinstance(item, Span):
+                normalized = normalize_alias(item.text)
+                if not matchable(normalized):
+                    continue
+                keys = tuple(self.gazetteer.lookup(item.text)) or (normalized,)
+                names.append(_Name(start, end, item.text, keys, item.type))
+            else:
+                names.append(_Name(start, end, item.surface, item.entity_keys, ner_types.get((start, end))))
+        return names
+
+    def _note_entity(self, entities: dict[str, _EntityState], key: str, surface: str, ner_type: str | None) -> _EntityState:
+        state = entities.get(key)
+        if state is None:
+            known = self._known.get(key)
+            if known is not None:
+                state = _EntityState(known.name, known.type, list(known.aliases))
+            else:
+                state = _EntityState(surface, ner_type or DEFAULT_TYPE)
+            entities[key] = state
+        elif state.type == DEFAULT_TYPE and ner_type and key not in self._known:
+            state.type = ner_type  # first NER label seen names an entity first met by alias
+        return state
+
+    def _relations(
+        self,
+        chunk_id: str,
+        counts: dict[str, int],
+        first: dict[str, tuple[int, str]],
+        span_ids: dict[str, set[int]],
+        title_keys: tuple[str, ...],
+    ) -> list[Relation]:
+        ranked = sorted(counts, key=lambda k: (k not in title_keys, -counts[k], first[k][0], k))
+        kept = sorted(ranked[: self.settings.max_entities_per_chunk])
+        return [
+            Relation(a, b, chunk_id, RELATION_TYPE, 1.0)
+            for a, b in combinations(kept, 2)  # kept is sorted, so a < b
+            if span_ids[a] != span_ids[b]  # two readings of one ambiguous surface
+        ]
+
+    def _learn(self, entities: dict[str, _EntityState]) -> None:
+        """New names join the gazetteer so later documents match them."""
+        for key, state in entities.items():
+            if key in self._known:
+                continue
+            self._known[key] = state
+            if not self.gazetteer.lookup(state.name):
+                self.gazetteer.add(state.name, key)

