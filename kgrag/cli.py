@@ -84,7 +84,7 @@ def _print_report(report) -> None:
     t = d["totals"]
     click.echo(
         f"knowledge base: {t.get('documents', 0)} documents, {t.get('chunks', 0)} chunks "
-        f"({t.get('indexed_chunks', 0)} in the index), {t.get('entities', 0)} entities, "
+        f"({t.get('indexed_chunks', 0)} searchable), {t.get('entities', 0)} entities, "
         f"{t.get('aliases', 0)} aliases, {t.get('mentions', 0)} mentions, {t.get('relations', 0)} relations"
     )
     stages = ", ".join(f"{k} {v:.2f}s" for k, v in d["seconds"].items())

@@ -145,7 +145,7 @@ class IngestJob:
         bar.close()
 
         report.wall_seconds = time.perf_counter() - started
-        report.totals = {**self.graph.stats(), "indexed_chunks": self.chunk_index.count()}
+        report.totals = {**self.graph.stats(), "indexed_chunks": self.chunk_index.count(searchable_only=True)}
         return report
 
     def delete(self, doc_id: str) -> bool:
