@@ -10,7 +10,7 @@ import pytest
 
 from kgrag.config import ExtractionSettings
 from kgrag.ingest.extract import TITLE_TYPE, Extractor, title_aliases
-from kgrag.ingest.gazetteer import Gazetteer, normalize_with_offsets
+from kgrag.ingest.gazetteer import Gazetteer, GazetteerMatch, normalize_with_offsets
 from kgrag.ingest.glossary import GlossaryError, glossary_aliases, load_glossary, write_glossary_csv
 from kgrag.models.ner import EntityRecognizer, Span
 from kgrag.text.normalize import normalize_alias
@@ -101,7 +101,7 @@ def test_one_word_aliases_need_a_capital_unless_curated_and_stop_words_need_all_
 
 def test_short_and_numeric_aliases_are_looked_up_but_never_matched():
     g = Gazetteer({"x": ["x"], "1984": ["1984 novel"], "r2": ["r2"]})
-    assert g.match("x 1984 R2") == [g.match("R2")[0].__class__(7, 9, "R2", "r2", ("r2",))]
+    assert g.match("x 1984 R2") == [GazetteerMatch(7, 9, "R2", "r2", ("r2",))]
     assert g.lookup("1984") == ["1984 novel"] and g.lookup("X") == ["x"]
 
 

@@ -155,7 +155,7 @@ class EntityRecognizer:
     def recognize(self, texts: Sequence[str]) -> list[list[Span]]:
         """Entity spans per text, sorted by start offset."""
         parts = min(self.processes, len(texts) // MIN_TEXTS_PER_WORKER)
-        if parts <= 1 or self._nlp is None:
+        if parts <= 1:
             return self._recognize_here(texts)
         size = -(-len(texts) // parts)
         slices = [list(texts[i : i + size]) for i in range(0, len(texts), size)]
