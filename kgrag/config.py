@@ -63,6 +63,9 @@ class ExtractionSettings(BaseModel):
     # count grows quadratically and very long lists carry little signal per pair).
     max_entities_per_chunk: int = Field(30, ge=2)
     glossary: str | None = None
+    # spaCy NER in worker processes overlaps extraction with embedding on multi-core machines;
+    # 0 runs it in-process.
+    ner_processes: int = Field(0, ge=0, le=16)
 
 
 class RetrievalSettings(BaseModel):
@@ -71,8 +74,16 @@ class RetrievalSettings(BaseModel):
     rrf_k: int = Field(60, ge=1)
     weights: dict[str, float] = Field(default_factory=lambda: {"dense": 1.0, "bm25": 1.0, "graph": 1.0})
     hops: int = Field(2, ge=0, le=4)
+    # Local cross-encoder directory (bge-reranker-* through FlagEmbedding, others through
+    # sentence-transformers CrossEncoder). None: the fused order stands.
     reranker_path: str | None = None
+    reranker_batch_size: int = Field(32, ge=1)
     rerank_top: int = Field(40, ge=1, le=200)
+    # Hits scoring below this (reranker score when one ran, else fused) are dropped; when none
+    # is left, generation abstains. None: no threshold.
+    min_score: float | None = None
+    fuzzy_link_threshold: float = Field(90.0, ge=0, le=100)  # rapidfuzz ratio for entity linking
+    expand_parents: bool = True
 
 
 class LLMSettings(BaseModel):
@@ -82,6 +93,25 @@ class LLMSettings(BaseModel):
     temperature: float = 0.0
     max_tokens: int = 512
     timeout_s: float = 60.0
+
+
+class Neo4jSettings(BaseModel):
+    url: str = "bolt://127.0.0.1:7687"
+    user: str = "neo4j"
+    password: str | None = None
+    database: str | None = None  # None: the server's default database
+    max_retry_s: float = 15.0  # retry budget for transient errors (leader switch, deadlock)
+
+
+class ElasticsearchSettings(BaseModel):
+    url: str = "http://127.0.0.1:9200"
+    index: str = "kgrag-chunks"
+    api_key: str | None = None
+    user: str | None = None
+    password: str | None = None
+    verify_certs: bool = True
+    ca_certs: str | None = None
+    request_timeout_s: float = 30.0
 
 
 class ServerSettings(BaseModel):
@@ -106,6 +136,8 @@ class Settings(BaseSettings):
     extraction: ExtractionSettings = Field(default_factory=ExtractionSettings)
     retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
     llm: LLMSettings = Field(default_factory=LLMSettings)
+    neo4j: Neo4jSettings = Field(default_factory=Neo4jSettings)
+    elasticsearch: ElasticsearchSettings = Field(default_factory=ElasticsearchSettings)
     server: ServerSettings = Field(default_factory=ServerSettings)
 
     @field_validator("data_dir")
