@@ -24,6 +24,7 @@ class Components:
         self._graph: GraphStore | None = None
         self._embedder = embedder
         self._recognizer = recognizer
+        self._owns_recognizer = False  # a shared recognizer is closed by whoever made it
 
     @property
     def chunk_index(self) -> ChunkIndex:
@@ -50,7 +51,10 @@ class Components:
         if self._recognizer is None and self.settings.extraction.use_ner:
             from kgrag.models.ner import EntityRecognizer
 
-            self._recognizer = EntityRecognizer(self.settings.extraction)
+            self._recognizer = EntityRecognizer(
+                self.settings.extraction, processes=self.settings.extraction.ner_processes
+            )
+            self._owns_recognizer = True
         return self._recognizer
 
     def chunker(self) -> Chunker:
@@ -75,6 +79,8 @@ class Components:
         )
 
     def close(self) -> None:
+        if self._owns_recognizer and self._recognizer is not None:
+            self._recognizer.close()
         for store in (self._chunk_index, self._graph):
             if store is not None:
                 store.close()
