@@ -103,6 +103,9 @@ class GraphPath:
 
     nodes: list[str]
     edges: list[str] = field(default_factory=list)
+    # Weight of each edge (summed relation weight, e.g. how many chunks evidence a co-occurrence):
+    # one per edge, or empty when the store does not report weights.
+    weights: list[float] = field(default_factory=list)
 
     @property
     def hops(self) -> int:

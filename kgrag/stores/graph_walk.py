@@ -66,4 +66,9 @@ def _path_to(graph: nx.Graph, pred: dict[str, str | None], key: str) -> GraphPat
     while (previous := pred[nodes[-1]]) is not None:
         nodes.append(previous)
     nodes.reverse()
-    return GraphPath(nodes=nodes, edges=[graph[a][b]["type"] for a, b in zip(nodes, nodes[1:])])
+    pairs = list(zip(nodes, nodes[1:]))
+    return GraphPath(
+        nodes=nodes,
+        edges=[graph[a][b]["type"] for a, b in pairs],
+        weights=[float(graph[a][b]["weight"]) for a, b in pairs],
+    )

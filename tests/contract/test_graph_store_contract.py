@@ -179,9 +179,10 @@ def _chain(store: GraphStore) -> None:
 
 
 def test_neighbors_one_hop(graph_store):
+    """Paths carry each edge's type and summed weight (the graph path scores by both)."""
     _chain(graph_store)
     assert graph_store.neighbors(["a"], 1) == {
-        "a": GraphPath(["a"], []), "b": GraphPath(["a", "b"], [CO]), "d": GraphPath(["a", "d"], [CO])}
+        "a": GraphPath(["a"], []), "b": GraphPath(["a", "b"], [CO], [1.0]), "d": GraphPath(["a", "d"], [CO], [2.0])}
     assert graph_store.neighbors(["a"], 0) == {"a": GraphPath(["a"], [])}
     assert graph_store.neighbors(["g"], 2) == {"g": GraphPath(["g"], [])}
     assert graph_store.neighbors(["unknown-key"], 2) == {}
@@ -191,12 +192,12 @@ def test_neighbors_two_hops_take_the_heaviest_shortest_path(graph_store):
     _chain(graph_store)
     got = graph_store.neighbors(["a"], 2)
     assert set(got) == {"a", "b", "c", "d", "e"}
-    assert got["c"] == GraphPath(["a", "b", "c"], [CO, CO])
-    assert got["e"] == GraphPath(["a", "d", "e"], [CO, CO])  # via d: 2 + 1 beats via b: 1 + 1
+    assert got["c"] == GraphPath(["a", "b", "c"], [CO, CO], [1.0, 1.0])
+    assert got["e"] == GraphPath(["a", "d", "e"], [CO, CO], [2.0, 1.0])  # via d: 2 + 1 beats via b: 1 + 1
     # Edges are walked in either direction, whatever their type.
-    assert graph_store.neighbors(["f"], 2)["b"] == GraphPath(["f", "c", "b"], ["PART_OF", CO])
+    assert graph_store.neighbors(["f"], 2)["b"] == GraphPath(["f", "c", "b"], ["PART_OF", CO], [1.0, 1.0])
     both = graph_store.neighbors(["a", "f"], 1)
-    assert both["a"].hops == 0 and both["f"].hops == 0 and both["c"] == GraphPath(["f", "c"], ["PART_OF"])
+    assert both["a"].hops == 0 and both["f"].hops == 0 and both["c"] == GraphPath(["f", "c"], ["PART_OF"], [1.0])
 
 
 def test_neighbors_limit_keeps_the_nearest_and_heaviest(graph_store):
