@@ -73,3 +73,31 @@ def components(settings, embedder, recognizer):
     comps = Components(settings, embedder=embedder, recognizer=recognizer)
     yield comps
     comps.close()
+
+
+@pytest.fixture(scope="session")
+def cross_encoder_dir(tmp_path_factory) -> Path:
+    """A local cross-encoder directory: the shipped MiniLM encoder plus a one-logit
+    classification head initialized from a fixed seed (MODELS.md, "Cross-encoder reranker").
+
+    The head is untrained, so its scores are meaningless: it exercises the real loading,
+    batching and ordering code, never ranking quality.
+    """
+    import torch
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+    from transformers.utils import logging as hf_logging
+
+    from kgrag.models.embedder import minilm_path
+
+    source = minilm_path()
+    out = tmp_path_factory.mktemp("rerankers") / "minilm-cross-encoder"
+    verbosity = hf_logging.get_verbosity()
+    hf_logging.set_verbosity_error()  # "newly initialized classifier weights" is the point here
+    try:
+        torch.manual_seed(0)
+        model = AutoModelForSequenceClassification.from_pretrained(str(source), num_labels=1)
+    finally:
+        hf_logging.set_verbosity(verbosity)
+    model.save_pretrained(out)
+    AutoTokenizer.from_pretrained(str(source)).save_pretrained(out)
+    return out
