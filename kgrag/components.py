@@ -25,6 +25,10 @@ class Components:
         self._embedder = embedder
         self._recognizer = recognizer
         self._owns_recognizer = False  # a shared recognizer is closed by whoever made it
+        self._retriever = None
+        self._reranker = None
+        self._reranker_loaded = False
+        self._generator = None
 
     @property
     def chunk_index(self) -> ChunkIndex:
@@ -78,7 +82,39 @@ class Components:
             extractor_factory=self.build_extractor,
         )
 
+    @property
+    def reranker(self):
+        """The shared cross-encoder, or None when ``retrieval.reranker_path`` is unset."""
+        if not self._reranker_loaded:
+            if self.settings.retrieval.reranker_path:
+                from kgrag.models.reranker import build_reranker
+
+                self._reranker = build_reranker(self.settings.retrieval)
+            self._reranker_loaded = True
+        return self._reranker
+
+    @property
+    def retriever(self):
+        if self._retriever is None:
+            from kgrag.retrieve.pipeline import Retriever
+
+            self._retriever = Retriever(
+                self.settings.retrieval, self.chunk_index, self.graph, self.embedder,
+                reranker=self.reranker,
+            )
+        return self._retriever
+
+    @property
+    def generator(self):
+        if self._generator is None:
+            from kgrag.generate.generator import Generator
+
+            self._generator = Generator(self.settings.llm)
+        return self._generator
+
     def close(self) -> None:
+        if self._retriever is not None:
+            self._retriever.close()
         if self._owns_recognizer and self._recognizer is not None:
             self._recognizer.close()
         for store in (self._chunk_index, self._graph):

@@ -83,6 +83,10 @@ class RetrievalSettings(BaseModel):
     # is left, generation abstains. None: no threshold.
     min_score: float | None = None
     fuzzy_link_threshold: float = Field(90.0, ge=0, le=100)  # rapidfuzz ratio for entity linking
+    # Abstention without a reranker: abstain when the best dense cosine is under the first AND
+    # the top hits hold under the second fraction of the question's content terms.
+    abstain_min_dense: float = Field(0.35, ge=-1, le=1)
+    abstain_min_coverage: float = Field(0.5, ge=0, le=1)
     expand_parents: bool = True
 
 

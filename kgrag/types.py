@@ -53,6 +53,15 @@ class Chunk:
     def searchable(self) -> bool:
         return not self.is_parent
 
+    @property
+    def headed_text(self) -> str:
+        """The text with its title and section in front: what the embedder and the reranker
+        see, because short chunks often never name their subject ("It was founded in 1755")."""
+        head = " / ".join(p for p in (self.title, self.section_path) if p)
+        if head and not self.text.startswith(self.title or "\0"):
+            return f"{head}\n{self.text}"
+        return self.text
+
 
 @dataclass
 class Entity:

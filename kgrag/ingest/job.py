@@ -71,12 +71,8 @@ class IngestReport:
 
 
 def embedding_text(chunk: Chunk) -> str:
-    """What the embedder sees: the title and section give a passage its subject, which short
-    chunks often never name ("It was founded in 1755")."""
-    head = " / ".join(p for p in (chunk.title, chunk.section_path) if p)
-    if head and not chunk.text.startswith(chunk.title or "\0"):
-        return f"{head}\n{chunk.text}"
-    return chunk.text
+    """What the embedder sees (see ``Chunk.headed_text``)."""
+    return chunk.headed_text
 
 
 class IngestJob:

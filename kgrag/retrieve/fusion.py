@@ -1,0 +1,28 @@
+"""Weighted reciprocal-rank fusion: score(d) = Σ_path weight_path / (k + rank_path(d)).
+
+RRF needs no score calibration between paths (a BM25 score, a cosine and a graph score live on
+different scales) and is robust to one path's bad day; the weights let a deployment lean on
+the path that suits its documents.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from kgrag.retrieve.types import PathRank, PathResult
+
+
+def rrf(
+    results: Sequence[PathResult], weights: Mapping[str, float], k: int = 60
+) -> list[tuple[str, float, dict[str, PathRank]]]:
+    """(chunk id, fused score, {path: rank and score}) best first; ties broken by the best
+    single-path rank, then by id, so the order is deterministic."""
+    fused: dict[str, float] = {}
+    ranks: dict[str, dict[str, PathRank]] = {}
+    for result in results:
+        weight = weights.get(result.name, 1.0)
+        for rank, hit in enumerate(result.hits, start=1):
+            fused[hit.id] = fused.get(hit.id, 0.0) + weight / (k + rank)
+            ranks.setdefault(hit.id, {})[result.name] = PathRank(rank, hit.score)
+    order = sorted(fused, key=lambda cid: (-fused[cid], min(r.rank for r in ranks[cid].values()), cid))
+    return [(cid, fused[cid], ranks[cid]) for cid in order]

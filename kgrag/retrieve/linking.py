@@ -1,0 +1,180 @@
+"""Query-time entity linking: which entities of the graph does the question name?
+
+Exact first: every run of words (and of CJK characters) in the normalized question is looked
+up in the graph's alias table in one round trip (``GraphStore.lookup_aliases``), so an alias
+added by the admin a moment ago links at once — there is no cached table to go stale. The
+longest matches win and do not overlap, exactly as the ingestion gazetteer matches text.
+
+Then fuzzy, only for the capitalized or quoted spans of the question that did not link
+exactly ("Lowest Commn Ancestor", "Kiefer Sutherlnd"): rapidfuzz against the alias list,
+which is cached and refreshed every ``FUZZY_TTL_S`` seconds or on ``invalidate()``.
+
+Unlike the ingestion gazetteer, one-word aliases link in any case (people type questions in
+lower case), except English stop words, which must be written in capitals ("US", "IT").
+An alias claimed by several entities links to all of them; the trace shows the candidates.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from collections.abc import Sequence
+
+from kgrag.ingest.gazetteer import (
+    MAX_UNITS,
+    Gazetteer,
+    _stop_words,
+    _units,
+    matchable,
+    normalize_with_offsets,
+)
+from kgrag.retrieve.types import LinkedEntity
+from kgrag.stores.base import GraphStore
+from kgrag.text.normalize import normalize_alias
+
+FUZZY_TTL_S = 60.0
+MAX_EXPANSIONS_PER_ENTITY = 8
+# Capitalized word runs ("Kiefer Sutherland", "New York City") and quoted strings.
+_CAPITALIZED = re.compile(r"\b[A-Z][\w'’.-]*(?:\s+(?:of|the|de|von|van|and|&)?\s*[A-Z][\w'’.-]*)*")
+_QUOTED = re.compile(r"[\"“”'‘’「『《]([^\"“”‘’」』》]{3,80})[\"“”'‘’」』》]")
+
+
+class EntityLinker:
+    def __init__(self, graph: GraphStore, fuzzy_threshold: float = 90.0):
+        self.graph = graph
+        self.fuzzy_threshold = fuzzy_threshold
+        self._stop = _stop_words()
+        self._fuzzy_lock = threading.Lock()
+        self._fuzzy_aliases: list[str] | None = None
+        self._fuzzy_keys: list[list[str]] = []
+        self._fuzzy_loaded_at = 0.0
+
+    def invalidate(self) -> None:
+        """Drop the cached alias list used for fuzzy matching (the alias admin calls this)."""
+        with self._fuzzy_lock:
+            self._fuzzy_aliases = None
+
+    # -- public ------------------------------------------------------------------------------
+    def link(self, question: str) -> list[LinkedEntity]:
+        linked, taken = self._exact(question)
+        linked += self._fuzzy(question, taken, {le.key for le in linked})
+        return linked
+
+    def expansions(self, linked: Sequence[LinkedEntity]) -> list[str]:
+        """Surface forms of the linked entities that the question did not already use: BM25
+        terms, so a question saying "LCA" also matches text saying "最近公共祖先"."""
+        used = {normalize_alias(le.surface) for le in linked}
+        out: list[str] = []
+        for le in linked:
+            entity = self.graph.get_entity(le.key)
+            if entity is None:
+                continue
+            forms = [entity.name, *entity.aliases]
+            added = 0
+            for form in forms:
+                norm = normalize_alias(form)
+                if norm and norm not in used and added < MAX_EXPANSIONS_PER_ENTITY:
+                    used.add(norm)
+                    out.append(form)
+                    added += 1
+        return out
+
+    # -- exact -------------------------------------------------------------------------------
+    def _exact(self, question: str) -> tuple[list[LinkedEntity], list[tuple[int, int]]]:
+        """Linked entities and the question spans they cover."""
+        spans: list[tuple[int, int]] = []
+        norm = normalize_with_offsets(question)
+        units = _units(norm.text)
+        grams: dict[str, None] = {}
+        for i, (start, _) in enumerate(units):
+            for j in range(i, min(i + MAX_UNITS, len(units))):
+                piece = norm.text[start : units[j][1]]
+                if matchable(piece):
+                    grams[piece] = None
+        if not grams:
+            return [], spans
+        table = self.graph.lookup_aliases(list(grams))
+        if not table:
+            return [], spans
+        # A throwaway gazetteer over just the aliases found: reuses its longest-match,
+        # non-overlapping matcher. Every alias may match in any case except stop words.
+        gazetteer = Gazetteer(table, any_case=[a for a in table if a not in self._stop])
+        out: list[LinkedEntity] = []
+        names = {}
+        for match in gazetteer.match(question):
+            keys = sorted(match.entity_keys)
+            spans.append((match.start, match.end))
+            for key in keys:
+                if key not in names:
+                    entity = self.graph.get_entity(key)
+                    names[key] = entity.name if entity else key
+                out.append(
+                    LinkedEntity(
+                        surface=match.surface, key=key, name=names[key], method="exact",
+                        score=1.0, candidates=keys if len(keys) > 1 else [],
+                    )
+                )
+        return _dedupe(out), spans
+
+    # -- fuzzy -------------------------------------------------------------------------------
+    def _fuzzy(self, question: str, taken: list[tuple[int, int]], known: set[str]) -> list[LinkedEntity]:
+        spans = []
+        for pattern in (_QUOTED, _CAPITALIZED):
+            for m in pattern.finditer(question):
+                start, end = m.span(1) if pattern is _QUOTED else m.span()
+                text = question[start:end].strip(" .,'’")
+                if len(text) < 4 or normalize_alias(text) in self._stop:
+                    continue
+                if any(s < end and start < e for s, e in taken):
+                    continue  # already linked exactly (wholly or in part)
+                spans.append(text)
+        if not spans:
+            return []
+        from rapidfuzz import fuzz, process
+
+        aliases, keys = self._alias_list()
+        out: list[LinkedEntity] = []
+        for text in dict.fromkeys(spans):
+            query = normalize_alias(text)
+            best = process.extractOne(
+                query, aliases, scorer=fuzz.ratio, score_cutoff=self.fuzzy_threshold
+            )
+            if best is None:
+                continue
+            _, score, index = best
+            candidates = sorted(keys[index])
+            for key in candidates:
+                if key in known:
+                    continue
+                entity = self.graph.get_entity(key)
+                out.append(
+                    LinkedEntity(
+                        surface=text, key=key, name=entity.name if entity else key,
+                        method="fuzzy", score=round(score / 100.0, 3),
+                        candidates=candidates if len(candidates) > 1 else [],
+                    )
+                )
+        return _dedupe(out)
+
+    def _alias_list(self) -> tuple[list[str], list[list[str]]]:
+        with self._fuzzy_lock:
+            stale = time.monotonic() - self._fuzzy_loaded_at > FUZZY_TTL_S
+            if self._fuzzy_aliases is None or stale:
+                table = self.graph.alias_table()
+                # One-word aliases shorter than 4 characters fuzz-match almost anything.
+                items = [(a, ks) for a, ks in table.items() if len(a) >= 4]
+                self._fuzzy_aliases = [a for a, _ in items]
+                self._fuzzy_keys = [list(ks) for _, ks in items]
+                self._fuzzy_loaded_at = time.monotonic()
+            return self._fuzzy_aliases, self._fuzzy_keys
+
+
+def _dedupe(linked: list[LinkedEntity]) -> list[LinkedEntity]:
+    seen: set[str] = set()
+    out = []
+    for le in linked:
+        if le.key not in seen:
+            seen.add(le.key)
+            out.append(le)
+    return out

@@ -1,0 +1,120 @@
+"""The three retrieval paths behind one interface (``RetrievalPath.search(query, k)``).
+
+Each returns chunk ids ranked best first; fusion only looks at ranks, so the paths' score
+scales never need to agree.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+
+from kgrag.retrieve.types import PathResult, Query
+from kgrag.stores.base import ChunkIndex, GraphStore
+from kgrag.types import GraphPath, ScoredId
+
+# Graph path scoring knobs. An entity reached in h hops counts HOP_DECAY**h as much as one the
+# question names; an edge of weight w passes w / (w + EDGE_HALF) of the score on (a pair seen
+# together in one chunk passes half; in four chunks, 80%).
+HOP_DECAY = 0.5
+EDGE_HALF = 1.0
+# An entity mentioned in more chunks than this fraction of the corpus is too general to point
+# at anything (think "United States" in a Wikipedia corpus): it is not followed.
+MAX_ENTITY_DF = 0.05
+MENTIONS_PER_ENTITY = 50  # most-mentioning chunks taken per reached entity
+EVIDENCE_PER_CHUNK = 3
+
+
+class DensePath:
+    name = "dense"
+
+    def __init__(self, index: ChunkIndex, embed_query: Callable[[str], object]):
+        self.index = index
+        self.embed_query = embed_query
+
+    def search(self, query: Query, k: int) -> PathResult:
+        t = time.perf_counter()
+        vector = self.embed_query(query.question)
+        hits = self.index.search_dense(vector, k, query.filters)
+        return PathResult(self.name, hits, ms=_ms(t))
+
+
+class KeywordPath:
+    """BM25 over the analyzed question, plus the other names of the entities it links."""
+
+    name = "bm25"
+
+    def __init__(self, index: ChunkIndex):
+        self.index = index
+
+    def search(self, query: Query, k: int) -> PathResult:
+        t = time.perf_counter()
+        text = " ".join([query.question, *query.expansions])
+        return PathResult(self.name, self.index.search_bm25(text, k, query.filters), ms=_ms(t))
+
+
+class GraphWalkPath:
+    """Chunks that mention the entities the question links, or entities within ``hops`` of them.
+
+    A chunk's score sums, over the reached entities it mentions, ``confidence × HOP_DECAY**hops
+    × Π edge factors × specificity`` where specificity is the entity's IDF over chunks
+    (normalized to 0..1): an entity mentioned everywhere says little. The best paths are kept
+    as evidence. Filters are applied by the pipeline (the graph does not hold chunk metadata).
+    """
+
+    name = "graph"
+
+    def __init__(self, graph: GraphStore, corpus_size: Callable[[], int], hops: int = 2,
+                 max_entities: int = 200):
+        self.graph = graph
+        self.corpus_size = corpus_size
+        self.hops = hops
+        self.max_entities = max_entities
+
+    def search(self, query: Query, k: int) -> PathResult:
+        t = time.perf_counter()
+        if not query.linked:
+            return PathResult(self.name, [], ms=_ms(t))
+        confidence: dict[str, float] = {}
+        for le in query.linked:
+            confidence[le.key] = max(confidence.get(le.key, 0.0), le.score)
+        paths = self.graph.neighbors(list(confidence), self.hops, self.max_entities)
+        n = max(1, self.corpus_size())
+        df = self.graph.entity_chunk_counts(list(paths))
+        weights: dict[str, float] = {}
+        for key, path in paths.items():
+            count = df.get(key, 0)
+            if not count:
+                continue
+            # Too general entities are not followed, but one the question names stays (with
+            # its low specificity) so "What is in the United States?" still finds something.
+            if path.hops and count > MAX_ENTITY_DF * n:
+                continue
+            specificity = math.log1p(n / count) / math.log1p(n)
+            weights[key] = confidence[path.nodes[0]] * _path_factor(path) * specificity
+        scores: dict[str, float] = {}
+        evidence: dict[str, list[tuple[float, GraphPath]]] = {}
+        for key, mentions in self.graph.mentions_of(list(weights)).items():
+            w = weights[key]
+            for chunk_id, count in mentions[:MENTIONS_PER_ENTITY]:
+                gain = w * (1.0 + 0.25 * math.log(count))
+                scores[chunk_id] = scores.get(chunk_id, 0.0) + gain
+                evidence.setdefault(chunk_id, []).append((gain, paths[key]))
+        ranked = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:k]
+        kept = {
+            cid: [p for _, p in sorted(evidence[cid], key=lambda e: -e[0])[:EVIDENCE_PER_CHUNK]]
+            for cid, _ in ranked
+        }
+        return PathResult(self.name, [ScoredId(c, s) for c, s in ranked], kept, ms=_ms(t))
+
+
+def _path_factor(path: GraphPath) -> float:
+    factor = HOP_DECAY ** path.hops
+    for w in path.weights:
+        factor *= w / (w + EDGE_HALF)
+    return factor
+
+
+def _ms(t0: float) -> float:
+    return round((time.perf_counter() - t0) * 1000.0, 2)

@@ -1,0 +1,69 @@
+"""What happens to hits after ranking: filters for graph-only hits, dropping overlapping
+children, parent expansion and the lexical-coverage signal used by the abstention gate."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from kgrag.retrieve.types import Hit
+from kgrag.stores.base import FILTER_KEYS, ChunkIndex, StoreError
+from kgrag.text.analyze import analyze
+from kgrag.types import Chunk
+
+
+def chunk_matches(chunk: Chunk, filters: dict[str, Any] | None) -> bool:
+    """The stores' filter semantics, in Python, for hits that came from the graph."""
+    if not filters:
+        return True
+    unknown = set(filters) - FILTER_KEYS
+    if unknown:
+        raise StoreError(f"unknown filter key(s) {sorted(unknown)}; known: {sorted(FILTER_KEYS)}")
+    doc_id = filters.get("doc_id")
+    if doc_id is not None:
+        allowed = [doc_id] if isinstance(doc_id, str) else list(doc_id)
+        if chunk.doc_id not in allowed:
+            return False
+    if "source" in filters and chunk.source != filters["source"]:
+        return False
+    prefix = filters.get("section_path_prefix")
+    return prefix is None or chunk.section_path.startswith(prefix)
+
+
+def drop_overlapping(hits: list[Hit]) -> list[Hit]:
+    """Keep the better of two hits whose spans overlap in one document (sliding-window
+    children repeat their overlap: the reader would see the same sentences twice)."""
+    kept: list[Hit] = []
+    spans: dict[str, list[tuple[int, int]]] = {}
+    for hit in hits:
+        c = hit.chunk
+        taken = spans.setdefault(c.doc_id, [])
+        if c.end > c.start and any(c.start < e and s < c.end for s, e in taken):
+            continue
+        taken.append((c.start, c.end))
+        kept.append(hit)
+    return kept
+
+
+def expand_parents(index: ChunkIndex, hits: Sequence[Hit]) -> None:
+    """Attach each child's parent chunk: the child was specific enough to be found, the parent
+    carries the context generation needs."""
+    wanted = list(dict.fromkeys(h.chunk.parent_id for h in hits if h.chunk.parent_id))
+    if not wanted:
+        return
+    parents = {p.id: p for p in index.get(wanted)}
+    for hit in hits:
+        if hit.chunk.parent_id:
+            hit.parent = parents.get(hit.chunk.parent_id)
+
+
+def lexical_coverage(question: str, chunks: Sequence[Chunk]) -> float:
+    """Fraction of the question's content terms (analyzed: stemmed English, jieba Chinese, stop
+    words out) that occur in the given chunks' title and text."""
+    terms = set(analyze(question))
+    if not terms:
+        return 0.0
+    seen: set[str] = set()
+    for chunk in chunks:
+        seen.update(analyze(chunk.headed_text))
+    return len(terms & seen) / len(terms)
