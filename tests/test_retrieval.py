@@ -1,0 +1,127 @@
+"""End-to-end retrieval on the embedded default with the shipped models (MiniLM, spaCy, jieba):
+the bundled demo corpus plus a two-hop pair whose answer chunk never names the question's
+subject."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from kgrag.components import Components
+from kgrag.config import Settings
+from kgrag.ingest.glossary import load_glossary
+from kgrag.retrieve.pipeline import RetrievalError
+from tests.conftest import REPO, write_jsonl
+
+DEMO = REPO / "kgrag" / "demo"
+
+# Fictional, so no model or corpus knows the answer: only the graph connects the two passages.
+TWO_HOP = [
+    {"id": "film-glass-harbor", "title": "Glass Harbor",
+     "text": "Glass Harbor is a 2011 Estonian drama film directed by Maret Kuusik. The film follows "
+             "a lighthouse keeper on the island of Vormsi during a long winter."},
+    {"id": "person-maret-kuusik", "title": "Maret Kuusik",
+     "text": "Maret Kuusik is a film director and screenwriter. She was born in Tartu in 1974 and "
+             "studied cinematography in Tallinn before making documentaries."},
+]
+
+
+@pytest.fixture(scope="module")
+def kb(tmp_path_factory, embedder, recognizer):
+    root = tmp_path_factory.mktemp("retrieval")
+    corpus = root / "corpus"
+    shutil.copytree(DEMO / "corpus", corpus)
+    write_jsonl(corpus / "two_hop.jsonl", TWO_HOP)
+    comps = Components(Settings(data_dir=root / "kb"), embedder=embedder, recognizer=recognizer)
+    glossary = load_glossary(DEMO / "glossary.csv")
+    report = comps.ingest_job().run([corpus], glossary_entities=glossary)
+    assert not report.failed
+    yield comps
+    comps.close()
+
+
+def _rank_of(result, doc_part: str) -> int | None:
+    """1-based rank of the first hit whose document id contains ``doc_part`` (ids of files are
+    their paths, here under a temporary directory)."""
+    for i, hit in enumerate(result.hits, start=1):
+        if doc_part in hit.chunk.doc_id:
+            return i
+    return None
+
+
+def test_single_hop_question_finds_the_passage(kb):
+    result = kb.retriever.retrieve("Which manuscripts are known as the Books of Clanranald?", top_k=5)
+    assert result.hits[0].chunk.title == "Books of Clanranald"
+    assert not result.below_threshold
+    assert {"dense", "bm25"} <= set(result.hits[0].paths)
+    for stage in ("link", "dense", "bm25", "graph", "fusion", "total"):
+        assert stage in result.timings_ms
+
+
+def test_two_hop_question_is_bridged_by_the_graph(kb):
+    q = "In which city was the director of Glass Harbor born?"
+    result = kb.retriever.retrieve(q, top_k=5)
+    assert [le.key for le in result.query.linked] == ["glass harbor"]
+    rank = _rank_of(result, "person-maret-kuusik")
+    assert rank is not None and rank <= 3
+    hit = result.hits[rank - 1]
+    assert "graph" in hit.paths
+    # The evidence is the entity path: the film → its director (named in the film's passage).
+    assert ["glass harbor", "maret kuusik"] in [p.nodes for p in hit.graph_paths]
+    assert hit.paths["graph"].rank <= 2
+    # The graph path alone reaches it: the passage shares no name with the question.
+    graph_only = kb.retriever.retrieve(q, top_k=5, modes=("graph",))
+    assert _rank_of(graph_only, "person-maret-kuusik") in (1, 2)
+    assert "Glass Harbor" not in hit.chunk.text
+
+
+def test_alias_question_finds_the_chinese_chunk(kb):
+    """Asked with "LCA", found the chunk that only says 最近公共祖先 — by BM25 alias expansion and
+    by the graph, both through the glossary entity."""
+    result = kb.retriever.retrieve("How is the LCA computed?", top_k=5)
+    assert [(le.surface, le.key) for le in result.query.linked] == [("LCA", "lowest common ancestor")]
+    assert "最近公共祖先" in result.query.expansions
+    rank = _rank_of(result, "zuijin_gonggong_zuxian.md")
+    assert rank is not None and rank <= 3
+    hit = result.hits[rank - 1]
+    assert "最近公共祖先" in hit.chunk.text and "LCA" not in hit.chunk.text
+    assert {"bm25", "graph"} <= set(hit.paths)
+
+
+def test_unanswerable_question_is_below_threshold(kb):
+    result = kb.retriever.retrieve("What is the boiling point of liquid nitrogen on Neptune?")
+    assert result.below_threshold
+    answerable = kb.retriever.retrieve("最近公共祖先是什么？")
+    assert not answerable.below_threshold
+
+
+def test_fuzzy_linking_catches_a_misspelled_name(kb):
+    result = kb.retriever.retrieve("Who directed Glass Harbr?", modes=("graph",))
+    linked = {le.key: le for le in result.query.linked}
+    assert linked["glass harbor"].method == "fuzzy"
+    assert result.hits and result.hits[0].chunk.doc_id == "film-glass-harbor"
+
+
+def test_filters_apply_to_every_path(kb):
+    doc_id = next(d for d in kb.chunk_index.document_ids() if d.endswith("lowest_common_ancestor.md"))
+    result = kb.retriever.retrieve("How is the LCA computed?", filters={"doc_id": doc_id})
+    assert result.hits and {h.chunk.doc_id for h in result.hits} == {doc_id}
+    assert any("graph" in h.paths for h in result.hits)
+    with pytest.raises(RetrievalError, match="unknown retrieval mode"):
+        kb.retriever.retrieve("x", modes=("sparse",))
+    with pytest.raises(RetrievalError, match="empty"):
+        kb.retriever.retrieve("   ")
+
+
+def test_parents_are_attached_and_overlaps_dropped(kb):
+    result = kb.retriever.retrieve("How do administrators assign roles through the REST API?", top_k=10)
+    spans: dict[str, list[tuple[int, int]]] = {}
+    for hit in result.hits:
+        for s, e in spans.get(hit.chunk.doc_id, []):
+            assert hit.chunk.end <= s or e <= hit.chunk.start
+        spans.setdefault(hit.chunk.doc_id, []).append((hit.chunk.start, hit.chunk.end))
+        if hit.chunk.parent_id:
+            assert hit.parent is not None and hit.parent.id == hit.chunk.parent_id
+            assert hit.chunk.text in hit.parent.text
