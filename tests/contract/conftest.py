@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from kgrag.stores.base import ChunkIndex, GraphStore
+from kgrag.stores.es_chunks import ElasticsearchChunkIndex
 from kgrag.stores.sqlite_chunks import SqliteChunkIndex
 from kgrag.stores.sqlite_graph import SqliteGraphStore
 
@@ -35,6 +36,48 @@ def sqlite_chunk_index(tmp_path: Path, dim: int) -> Iterator[ChunkIndex]:
         store.close()
 
 
+class _KeywordOnlyElasticsearchIndex(ElasticsearchChunkIndex):
+    """An index on a server without kNN (``knn=False``): a test that reaches dense search is
+    skipped there, with the reason, after every keyword-side assertion before it has run."""
+
+    def search_dense(self, vector, k, filters=None):
+        pytest.skip(f"{self.url}: osmem-server has no kNN (dense search is tested on es-docker/es-env)")
+
+
+@contextmanager
+def _elasticsearch_chunk_index(server, dim: int) -> Iterator[ChunkIndex]:
+    """A fresh index on ``server`` (a tests.es_servers getter), dropped afterwards. Capability
+    check: a server without kNN gets the keyword-only index above."""
+    from tests.es_servers import drop_index, fresh_index_name
+
+    client, url, knn = server()
+    index = fresh_index_name()
+    cls = ElasticsearchChunkIndex if knn else _KeywordOnlyElasticsearchIndex
+    store = cls(client, index, url=url, dim=dim, knn=knn)
+    try:
+        yield store
+    finally:
+        drop_index(client, index)
+
+
+def es_osmem_chunk_index(tmp_path: Path, dim: int):
+    from tests.es_servers import osmem_client
+
+    return _elasticsearch_chunk_index(osmem_client, dim)
+
+
+def es_docker_chunk_index(tmp_path: Path, dim: int):
+    from tests.es_servers import docker_client
+
+    return _elasticsearch_chunk_index(docker_client, dim)
+
+
+def es_env_chunk_index(tmp_path: Path, dim: int):
+    from tests.es_servers import env_client
+
+    return _elasticsearch_chunk_index(env_client, dim)
+
+
 @contextmanager
 def sqlite_graph_store(tmp_path: Path, dim: int) -> Iterator[GraphStore]:
     store = SqliteGraphStore(tmp_path / "graph.sqlite")
@@ -46,6 +89,9 @@ def sqlite_graph_store(tmp_path: Path, dim: int) -> Iterator[GraphStore]:
 
 CHUNK_INDEX_FACTORIES = [
     pytest.param(sqlite_chunk_index, id="sqlite"),
+    pytest.param(es_osmem_chunk_index, id="es-osmem", marks=pytest.mark.osmem),
+    pytest.param(es_docker_chunk_index, id="es-docker", marks=pytest.mark.docker),
+    pytest.param(es_env_chunk_index, id="es-env"),
 ]
 GRAPH_STORE_FACTORIES = [
     pytest.param(sqlite_graph_store, id="sqlite"),

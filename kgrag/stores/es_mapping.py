@@ -1,0 +1,125 @@
+"""The Elasticsearch index definition of the chunk index, and the query clauses it serves.
+
+One index per knowledge base (``elasticsearch.index``), created by kgrag with an explicit
+mapping (``dynamic: strict``: a document with an unknown field is refused instead of growing
+the mapping). Why the text fields hold pre-analysed terms is explained in ``es_chunks``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kgrag.stores.base import FILTER_KEYS, StoreError
+
+# Bumped when the mapping changes incompatibly; an index of another version is refused.
+MAPPING_VERSION = 1
+META_KEY = "kgrag_chunk_index"
+ANALYZER = "kgrag_terms"
+HEADING_FIELD = "heading_terms"
+BODY_FIELD = "body_terms"
+VECTOR_FIELD = "vector"
+# Fields only search uses: left out of what get/iter_chunks read back.
+SEARCH_ONLY_FIELDS = [HEADING_FIELD, BODY_FIELD]
+# Largest result window Elasticsearch allows by default (index.max_result_window).
+MAX_WINDOW = 10_000
+
+_STORED_ONLY_TEXT = {"type": "text", "index": False}
+_STORED_ONLY_LONG = {"type": "long", "index": False, "doc_values": False}
+_TERMS_TEXT = {
+    "type": "text",
+    "analyzer": ANALYZER,
+    # BM25 needs term frequencies and norms, never positions (no phrase queries): smaller index.
+    "index_options": "freqs",
+}
+
+
+def index_settings() -> dict[str, Any]:
+    # The terms arrive analysed (kgrag.text.analyze): the index only splits them on spaces,
+    # and lower-cases nothing, exactly like the SQLite FTS5 store's unicode61 tokenizer there.
+    return {"analysis": {"analyzer": {ANALYZER: {"type": "custom", "tokenizer": "whitespace"}}}}
+
+
+def vector_mapping(dim: int, knn: bool) -> dict[str, Any]:
+    if knn:
+        return {
+            "type": "dense_vector",
+            "dims": dim,
+            "index": True,
+            "similarity": "cosine",
+            # Plain float HNSW: since 8.14 the default is int8-quantised HNSW, whose scores are
+            # approximate; chunk vectors are few enough per shard to keep exact floats.
+            "index_options": {"type": "hnsw", "m": 16, "ef_construction": 100},
+        }
+    # No kNN (a BM25-only index): vectors are kept in _source so transfer can still move them.
+    return {"type": "float", "index": False, "doc_values": False}
+
+
+def index_mappings(dim: int | None, knn: bool) -> dict[str, Any]:
+    properties: dict[str, Any] = {
+        "chunk_id": {"type": "keyword"},
+        "doc_id": {"type": "keyword"},
+        "source": {"type": "keyword"},
+        "section_path": {"type": "keyword"},
+        "title": _STORED_ONLY_TEXT,
+        "text": _STORED_ONLY_TEXT,
+        "page": _STORED_ONLY_LONG,
+        "start": _STORED_ONLY_LONG,
+        "end": _STORED_ONLY_LONG,
+        "ordinal": {"type": "long"},  # sorts iter_chunks within a document
+        "parent_id": {"type": "keyword"},
+        "is_parent": {"type": "boolean"},
+        "metadata": {"type": "object", "enabled": False},  # free-form JSON, never searched
+        HEADING_FIELD: _TERMS_TEXT,
+        BODY_FIELD: _TERMS_TEXT,
+    }
+    if dim is not None:
+        properties[VECTOR_FIELD] = vector_mapping(dim, knn)
+    return {"dynamic": "strict", "_meta": meta(dim, knn), "properties": properties}
+
+
+def meta(dim: int | None, knn: bool) -> dict[str, Any]:
+    return {META_KEY: MAPPING_VERSION, "dim": dim, "knn": knn}
+
+
+def filter_clauses(filters: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """Search filters → Elasticsearch filter clauses (exact, case-sensitive, like SQLite's)."""
+    clauses: list[dict[str, Any]] = [{"term": {"is_parent": False}}]
+    if not filters:
+        return clauses
+    unknown = set(filters) - FILTER_KEYS
+    if unknown:
+        raise StoreError(f"unknown filter key(s) {sorted(unknown)}; known: {sorted(FILTER_KEYS)}")
+    for key, value in sorted(filters.items()):
+        if key == "doc_id" and isinstance(value, (list, tuple, set, frozenset)):
+            if not all(isinstance(v, str) for v in value):
+                raise StoreError(f"filter doc_id: every id must be a string, got {value!r}")
+            clauses.append({"terms": {"doc_id": sorted(value)}})  # [] matches nothing
+            continue
+        if not isinstance(value, str):
+            raise StoreError(f"filter {key}: expected a string, got {type(value).__name__} {value!r}")
+        if key == "section_path_prefix":
+            clauses.append({"prefix": {"section_path": value}})
+        else:
+            clauses.append({"term": {key: value}})
+    return clauses
+
+
+def bm25_query(terms: list[str], heading_weight: float, filters: list[dict[str, Any]]) -> dict[str, Any]:
+    """BM25F over heading and body as one field, heading terms counted ``heading_weight`` times:
+    what FTS5's ``bm25(chunk_fts, heading_weight, 1.0)`` computes in the SQLite store."""
+    return {
+        "bool": {
+            "must": [
+                {
+                    "combined_fields": {
+                        # Terms are analyser output joined by spaces: the whitespace analyser
+                        # splits them back, nothing in them is query syntax.
+                        "query": " ".join(terms),
+                        "fields": [f"{HEADING_FIELD}^{heading_weight:g}", BODY_FIELD],
+                        "operator": "or",
+                    }
+                }
+            ],
+            "filter": filters,
+        }
+    }
