@@ -1,0 +1,151 @@
+"""Question + retrieval hits -> a checked, cited Answer (LLM, extractive, or abstention).
+
+Layering: the retrieval pipeline decides relevance (``abstain=True`` when nothing passed its
+threshold); this module only writes and checks the answer. It never raises for an LLM
+failure: the answer falls back to the extractive one and says why in ``fallback_reason``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator, Sequence
+
+from kgrag.config import LLMSettings
+from kgrag.generate import extractive, llm
+from kgrag.generate.citations import CheckResult, check, citation_for, citations_for
+from kgrag.generate.prompt import build_messages, build_sources
+from kgrag.generate.types import Answer, Source
+from kgrag.retrieve.types import Hit
+from kgrag.text.analyze import has_cjk
+
+ABSTAIN_EN = "The knowledge base does not say anything that answers this question."
+ABSTAIN_ZH = "知识库中没有相关信息，无法回答这个问题。"
+
+
+def abstention(question: str) -> Answer:
+    return Answer(
+        text=ABSTAIN_ZH if has_cjk(question) else ABSTAIN_EN,
+        citations=[],
+        abstained=True,
+        mode="abstain",
+    )
+
+
+class Generator:
+    """Thread-safe: holds settings only, so one instance serves every request thread."""
+
+    def __init__(self, settings: LLMSettings, *, max_sources: int = 8, max_context_chars: int = 6000) -> None:
+        if max_sources < 1:
+            raise ValueError(f"max_sources must be at least 1, got {max_sources}")
+        if max_context_chars < 200:
+            raise ValueError(f"max_context_chars must be at least 200, got {max_context_chars}")
+        self.settings = settings
+        self.max_sources = max_sources
+        self.max_context_chars = max_context_chars
+
+    def answer(self, question: str, hits: Sequence[Hit], *, abstain: bool = False) -> Answer:
+        started = time.perf_counter()
+        question = _checked_question(question)
+        if abstain or not hits:
+            return _timed(abstention(question), started)
+        sources = build_sources(hits, self.max_sources, self.max_context_chars)
+        if not self.settings.model:
+            return _timed(self._extractive(question, sources), started)
+        llm_started = time.perf_counter()
+        try:
+            text = llm.complete(self.settings, build_messages(question, sources))
+        except llm.LLMError as error:
+            answer = self._extractive(question, sources, fallback_reason=str(error))
+            answer.timings_ms["llm"] = _ms(llm_started)
+            return _timed(answer, started)
+        answer = self._checked_llm_answer(text, sources)
+        answer.timings_ms["llm"] = _ms(llm_started)
+        return _timed(answer, started)
+
+    def stream(self, question: str, hits: Sequence[Hit], *, abstain: bool = False) -> Iterator[dict]:
+        """Events: ``{"type": "token", "text": ...}``... then ``{"type": "answer", "answer": {...}}``.
+
+        The answer event's text is the authoritative one: the checked text (invalid markers
+        removed, markers normalised), or the extractive fallback when the LLM failed part-way,
+        so a client replaces what it showed from the tokens with it. Extractive and abstention
+        answers come as one token event.
+        """
+        started = time.perf_counter()
+        question = _checked_question(question)
+        if abstain or not hits or not self.settings.model:
+            answer = self.answer(question, hits, abstain=abstain)
+            yield {"type": "token", "text": answer.text}
+            yield {"type": "answer", "answer": answer.to_dict()}
+            return
+        sources = build_sources(hits, self.max_sources, self.max_context_chars)
+        llm_started = time.perf_counter()
+        pieces: list[str] = []
+        try:
+            for piece in llm.stream(self.settings, build_messages(question, sources)):
+                pieces.append(piece)
+                yield {"type": "token", "text": piece}
+            if not "".join(pieces).strip():
+                raise llm.LLMError("the model returned an empty answer")
+        except llm.LLMError as error:
+            answer = self._extractive(question, sources, fallback_reason=str(error))
+            if not pieces:
+                yield {"type": "token", "text": answer.text}
+        else:
+            answer = self._checked_llm_answer("".join(pieces), sources)
+        answer.timings_ms["llm"] = _ms(llm_started)
+        yield {"type": "answer", "answer": _timed(answer, started).to_dict()}
+
+    def _checked_llm_answer(self, text: str, sources: list[Source]) -> Answer:
+        result = check(text, sources)
+        # The model declined: an answer that says it cannot answer and cites nothing (or is
+        # just that one sentence) is an abstention, whatever it cites.
+        declined = result.not_in_kb and (not result.cited or _one_sentence(result))
+        return Answer(
+            text=result.text,
+            citations=[] if declined else citations_for(result, sources),
+            abstained=declined,
+            mode="llm",
+            model=self.settings.model,
+            invalid_citations=result.invalid,
+            unsupported_sentences=[] if declined else result.unsupported,
+        )
+
+    def _extractive(self, question: str, sources: list[Source], fallback_reason: str | None = None) -> Answer:
+        picks = extractive.choose(question, sources)
+        if not picks:  # sources without a single sentence of words
+            answer = abstention(question)
+            answer.fallback_reason = fallback_reason
+            return answer
+        text = extractive.compose(picks)
+        result: CheckResult = check(text, sources)
+        citations = {}
+        for p in picks:  # cite the very sentence quoted (the first one per source)
+            citations.setdefault(p.source.n, citation_for(p.source, p.sentence))
+        return Answer(
+            text=result.text,
+            citations=[citations[n] for n in sorted(citations)],
+            abstained=False,
+            mode="extractive",
+            invalid_citations=result.invalid,
+            unsupported_sentences=result.unsupported,
+            fallback_reason=fallback_reason,
+        )
+
+
+def _checked_question(question: str) -> str:
+    if not isinstance(question, str) or not question.strip():
+        raise ValueError("question must be a non-empty string")
+    return question.strip()
+
+
+def _one_sentence(result: CheckResult) -> bool:
+    return result.sentences <= 1
+
+
+def _ms(since: float) -> float:
+    return round((time.perf_counter() - since) * 1000, 2)
+
+
+def _timed(answer: Answer, started: float) -> Answer:
+    answer.timings_ms["generate"] = _ms(started)
+    return answer

@@ -1,0 +1,96 @@
+"""The LLM call, through litellm so that any provider works (OpenAI-compatible servers,
+Ollama, vLLM, hosted APIs). litellm is imported on first use: the import takes seconds."""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Iterator
+
+from kgrag.config import LLMSettings
+
+_import_lock = threading.Lock()
+_litellm = None
+
+
+class LLMError(Exception):
+    """The LLM could not be reached or gave no usable answer; the message names the cause."""
+
+
+def _client():
+    global _litellm
+    if _litellm is None:
+        with _import_lock:
+            if _litellm is None:
+                # Otherwise litellm fetches its price list from the internet at import time.
+                os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+                import litellm
+
+                litellm.suppress_debug_info = True  # no "Give Feedback" banners on errors
+                _litellm = litellm
+    return _litellm
+
+
+def _arguments(settings: LLMSettings, messages: list[dict[str, str]]) -> dict:
+    if not settings.model:
+        raise LLMError("no LLM is configured (llm.model is unset)")
+    return dict(
+        model=settings.model,
+        messages=messages,
+        api_base=settings.api_base,
+        api_key=settings.api_key,
+        temperature=settings.temperature,
+        max_tokens=settings.max_tokens,
+        timeout=settings.timeout_s,
+        # Fail fast: the caller falls back to an extractive answer rather than waiting on
+        # retries of a server that is down.
+        num_retries=0,
+        max_retries=0,
+        drop_params=True,  # providers that reject e.g. temperature still answer
+    )
+
+
+def _describe(error: Exception) -> str:
+    """The error and its root cause (litellm wraps "connection refused" as a server error)."""
+    message = " ".join(str(error).split())[:300]
+    root: BaseException = error
+    seen = {id(root)}
+    while (root.__cause__ or root.__context__) is not None and id(root.__cause__ or root.__context__) not in seen:
+        root = root.__cause__ or root.__context__
+        seen.add(id(root))
+    text = f"{type(error).__name__}: {message}"
+    if root is not error:
+        text += f" (cause: {type(root).__name__}: {' '.join(str(root).split())[:200]})"
+    return text
+
+
+def complete(settings: LLMSettings, messages: list[dict[str, str]]) -> str:
+    """The model's whole reply. Raises LLMError."""
+    litellm = _client()
+    try:
+        response = litellm.completion(**_arguments(settings, messages))
+        text = response.choices[0].message.content or ""
+    except LLMError:
+        raise
+    except Exception as error:  # litellm maps provider failures onto many exception types
+        raise LLMError(_describe(error)) from error
+    if not text.strip():
+        raise LLMError("the model returned an empty answer")
+    return text
+
+
+def stream(settings: LLMSettings, messages: list[dict[str, str]]) -> Iterator[str]:
+    """The reply piece by piece as the model writes it. Raises LLMError (possibly mid-way)."""
+    litellm = _client()
+    try:
+        response = litellm.completion(stream=True, **_arguments(settings, messages))
+        for chunk in response:
+            if not chunk.choices:
+                continue
+            piece = chunk.choices[0].delta.content
+            if piece:
+                yield piece
+    except LLMError:
+        raise
+    except Exception as error:
+        raise LLMError(_describe(error)) from error

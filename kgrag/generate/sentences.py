@@ -1,0 +1,121 @@
+"""Sentences and content terms, shared by the extractive answerer and the citation checker.
+
+Sentences end at 。！？ (no space needed) or at . ! ? followed by whitespace ("e.g. the" is
+no end: a lower-case word follows). Unlike the chunker's atoms, semicolons do not end a
+sentence here (a quoted answer should not stop at "(MSU;"), and a single line break inside a
+paragraph is a soft wrap, not an end, while Markdown headings, list items, table rows and
+fences stay lines of their own. Terms are the BM25 analysis terms (stemmed English,
+jieba-segmented Chinese, stop words dropped), so overlap works in both languages.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from kgrag.text.analyze import analyze
+
+_MARKDOWN_LINE_PREFIX = re.compile(r"^\s*(?:#{1,6}\s+|[-*+]\s+|\d+[.)]\s+|>\s*)")
+# Lines that start a block of their own: headings, list items, quotes, table rows, fences.
+_BLOCK_LINE = re.compile(r"\s*(?:#{1,6}\s|[-*+]\s|\d+[.)]\s|>|\||```|~~~)")
+# Lines after which a new block starts even without a blank line.
+_CLOSED_LINE = re.compile(r"\s*(?:#{1,6}\s|\||```|~~~)")
+# "M. V. Lomonosov", "U.S. Army", "Dr. Smith": a full stop after an initial or a title is no end.
+_NOT_ABBREVIATION = r"(?<![\s(.]\w)(?<!^\w)" + "".join(
+    rf"(?<!\b{title})" for title in ("Mr", "Mrs", "Ms", "Dr", "Prof", "St", "Jr", "Sr", "vs")
+)
+_MARKERS = r"(?:\s*\[\d+\])*"  # citation markers written after the full stop stay with it
+_SENTENCE_END = re.compile(
+    rf"[。！？]+[”’」』）》\"']*{_MARKERS}"
+    rf"|[!?]+[\"'”’)\]]*{_MARKERS}(?=\s|$)"
+    rf"|{_NOT_ABBREVIATION}\.+[\"'”’)\]]*{_MARKERS}(?=\s+(?![a-z])|\s*$)"
+)
+_CJK_CHAR = re.compile(r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]")
+_WRAP = re.compile(r"[ \t]*\n\s*")
+
+
+@dataclass(frozen=True)
+class Sentence:
+    start: int  # span in the text that was split (whitespace trimmed)
+    end: int
+    text: str  # the span with soft line wraps joined
+
+
+def split_sentences(text: str) -> list[Sentence]:
+    """Non-empty sentences of ``text`` with their offsets."""
+    out: list[Sentence] = []
+    for block_start, block_end in _blocks(text):
+        position = block_start
+        for m in _SENTENCE_END.finditer(text, block_start, block_end):
+            _add(text, position, m.end(), out)
+            position = m.end()
+        _add(text, position, block_end, out)
+    return out
+
+
+def _blocks(text: str) -> Iterator[tuple[int, int]]:
+    """Paragraph-like spans: split at blank lines and around Markdown block lines."""
+    start = None
+    previous_closed = False
+    offset = 0
+    for line in text.splitlines(keepends=True):
+        line_start, offset = offset, offset + len(line)
+        if not line.strip():
+            if start is not None:
+                yield start, line_start
+            start, previous_closed = None, False
+            continue
+        if start is not None and (previous_closed or _BLOCK_LINE.match(line)):
+            yield start, line_start
+            start = None
+        if start is None:
+            start = line_start
+        previous_closed = bool(_CLOSED_LINE.match(line))
+    if start is not None:
+        yield start, len(text)
+
+
+def _add(text: str, start: int, end: int, out: list[Sentence]) -> None:
+    raw = text[start:end]
+    stripped = raw.strip()
+    if not stripped:
+        return
+    first = start + len(raw) - len(raw.lstrip())
+    out.append(Sentence(first, first + len(stripped), _WRAP.sub(_join, stripped)))
+
+
+def _join(m: re.Match[str]) -> str:
+    """A soft line wrap: nothing between two CJK characters, else one space."""
+    text, start, end = m.string, m.start(), m.end()
+    before = text[start - 1] if start > 0 else ""
+    after = text[end] if end < len(text) else ""
+    return "" if _CJK_CHAR.match(before) and _CJK_CHAR.match(after) else " "
+
+
+def is_cjk_char(char: str) -> bool:
+    """CJK ideographs and CJK/full-width punctuation: no space is written next to them."""
+    return bool(char) and _CJK_CHAR.match(char) is not None
+
+
+def is_heading(sentence: str) -> bool:
+    return sentence.lstrip().startswith("#")
+
+
+def plain(sentence: str) -> str:
+    """The sentence without a Markdown list/quote/heading prefix."""
+    return _MARKDOWN_LINE_PREFIX.sub("", sentence, count=1).strip()
+
+
+def terms(text: str) -> set[str]:
+    """Content terms. Pure punctuation never gets here (analyze keeps word characters only)."""
+    return set(analyze(text))
+
+
+def shorten(text: str, limit: int = 300) -> str:
+    """At most ``limit`` characters, cut at a space when there is one near the end."""
+    text = " ".join(text.split())
+    if len(text) <= limit:
+        return text
+    cut = text.rfind(" ", int(limit * 0.7), limit)
+    return text[: cut if cut > 0 else limit - 1].rstrip() + "…"

@@ -1,0 +1,77 @@
+"""What generation returns: an answer text with numbered citations, and what the checker found."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from kgrag.retrieve.types import Hit
+
+
+@dataclass
+class Citation:
+    """One source cited in the answer text as ``[n]``."""
+
+    n: int  # the number used in the answer text (the source's number in the prompt)
+    chunk_id: str  # the child chunk retrieval found (hit.chunk.id)
+    doc_id: str
+    source: str
+    title: str
+    page: int | None
+    section_path: str
+    snippet: str  # the source sentence(s) that best support what cites it, <= ~300 chars
+
+
+@dataclass
+class Answer:
+    """A checked answer.
+
+    ``citations`` holds only the sources the text actually cites, sorted by ``n``. Numbers are
+    NOT renumbered: ``[n]`` in the text is source n of the prompt, so gaps are possible (an
+    answer citing sources 1 and 3 has citations n=1 and n=3). Every marker left in ``text`` is
+    written ``[n]`` (``[1, 2]`` and ``【1】`` are normalised to ``[1][2]`` and ``[1]``).
+    """
+
+    text: str
+    citations: list[Citation]
+    abstained: bool
+    mode: str  # "llm" | "extractive" | "abstain"
+    model: str | None = None  # litellm model name when mode == "llm"
+    # Markers naming a source that was not given (e.g. "[7]" with 5 sources): removed from text.
+    invalid_citations: list[str] = field(default_factory=list)
+    # Sentences with no citation, or whose cited sources share too few terms with them.
+    unsupported_sentences: list[str] = field(default_factory=list)
+    # Why an LLM was configured but the answer is extractive (e.g. "APIConnectionError: ...").
+    fallback_reason: str | None = None
+    timings_ms: dict[str, float] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class Source:
+    """A numbered source as the LLM sees it: the context text of one or more hits.
+
+    Hits whose context is the same parent chunk share one source (the model would otherwise
+    read the same text twice); ``hits`` keeps them all, first one first.
+    """
+
+    n: int
+    hits: list[Hit]
+    text: str  # the context text, trimmed to this source's share of the budget
+    offset: int  # document offset of text[0] (to find which child a sentence lies in)
+
+    @property
+    def context(self):
+        return self.hits[0].context
+
+    @property
+    def header(self) -> str:
+        ctx = self.context
+        parts = [ctx.title or ctx.source or ctx.doc_id]
+        if ctx.section_path and ctx.section_path != ctx.title:
+            parts.append(ctx.section_path)
+        if ctx.page is not None:
+            parts.append(f"page {ctx.page}")
+        return " | ".join(parts)
