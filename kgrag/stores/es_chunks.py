@@ -13,14 +13,29 @@ Why, instead of ``english`` + ``cjk`` analysers on raw text:
   bigrams (最近公共祖先 → 最近 近公 公共 共祖 祖先), so a single-character word (树) inside a run
   never matches, and bigrams such as 近公 that are no word add noise; mixed text needs both
   analysers on two sub-fields and a query that combines them.
-- Measured (``scripts/bench_es_analysis.py``, on osmem-server, whose engine is bleve, not
-  Lucene, so read the figures as indicative): see the numbers in that script's docstring.
+- Measured with ``scripts/bench_es_analysis.py`` (300 queries per set, BM25 on the text
+  field alone; on osmem-server, whose engine is bleve, not Lucene: indicative figures).
+  Retrieval quality is a tie; agreement with the SQLite store is not:
+
+  ======================  ===========  =============  ==================  =============
+  set, analysis           recall@10    top-1 = SQLite  top-10 overlap      query (noisy)
+  ======================  ===========  =============  ==================  =============
+  cmrc2018 zh, ours       0.993        0.97           0.85                0.9 ms
+  cmrc2018 zh, cjk+en     0.997        0.91           0.53                2.1 ms
+  hotpotqa en, ours       0.878        0.65           0.80                2.1 ms
+  hotpotqa en, cjk+en     0.865        0.61           0.77                12.2 ms
+  ======================  ===========  =============  ==================  =============
+
+  (SQLite's own recall@10: 0.990 and 0.878.) The built-in pair also costs two analysed copies
+  of every text and a query over both.
 - Cost: jieba runs in the kgrag process at upsert (as it does for the SQLite store), not in
   Elasticsearch; the ``_analyze`` API and Kibana show our terms, not the raw text (which is
   stored, unindexed, in ``text``).
 
 Scoring: ``combined_fields`` (BM25F) over heading^2 and body treats them as one field in which
-heading terms count twice: what FTS5's ``bm25(chunk_fts, 2.0, 1.0)`` computes.
+heading terms count twice: what FTS5's ``bm25(chunk_fts, 2.0, 1.0)`` computes. (osmem-server
+scores combined_fields as a sum of per-field scores instead, so CI cannot judge the heading
+weighting; on hotpotqa it costs recall there, 0.878 → 0.727, for both analyses alike.)
 
 Dense: ``dense_vector`` with float HNSW and cosine similarity, its size fixed by ``dim`` or by
 the first vectors written. Elasticsearch reports cosine kNN scores as ``(1 + cos) / 2``; the
@@ -42,7 +57,6 @@ return no vectors. The target is Elasticsearch 8, which the pinned 8.x client sp
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -52,10 +66,9 @@ from kgrag.config import ElasticsearchSettings
 from kgrag.stores import es_mapping as m
 from kgrag.stores.base import StoreError
 from kgrag.stores.es_client import build_es_client, es_errors, redact_url
-from kgrag.text.analyze import analyze, segment
+from kgrag.text.analyze import analyze
 from kgrag.types import Chunk, ScoredId
 
-MAX_ID_BYTES = 512  # Elasticsearch's limit on a document _id
 _MGET_BATCH = 1000
 
 
@@ -211,7 +224,7 @@ class ElasticsearchChunkIndex:
         chunks = list(chunks)
         searchable = [c for c in chunks if c.searchable]
         matrix = self._check_vectors(vectors, len(searchable))
-        _check_ids(chunks)
+        m.check_ids(chunks)
         if not chunks:
             return
         if matrix is not None and len(searchable):
@@ -228,7 +241,7 @@ class ElasticsearchChunkIndex:
                 "_op_type": "index",  # replaces the whole document: old terms and vector go
                 "_index": self.index,
                 "_id": c.id,
-                "_source": _document(c, matrix[row_of[c.id]] if c.id in row_of else None),
+                "_source": m.document(c, matrix[row_of[c.id]] if c.id in row_of else None),
             }
             for c in chunks
         ]
@@ -270,7 +283,7 @@ class ElasticsearchChunkIndex:
     def get(self, ids: Sequence[str]) -> list[Chunk]:
         ids = list(ids)
         # An id Elasticsearch could not store cannot be there: asking would be an error.
-        wanted = [i for i in dict.fromkeys(ids) if len(i.encode("utf-8")) <= MAX_ID_BYTES]
+        wanted = [i for i in dict.fromkeys(ids) if len(i.encode("utf-8")) <= m.MAX_ID_BYTES]
         found: dict[str, Chunk] = {}
         with es_errors(self.url, f"get chunks from index {self.index!r}"):
             for start in range(0, len(wanted), _MGET_BATCH):
@@ -281,7 +294,7 @@ class ElasticsearchChunkIndex:
                 )
                 for doc in resp["docs"]:
                     if doc.get("found"):
-                        found[doc["_id"]] = _chunk_from_source(doc["_source"])
+                        found[doc["_id"]] = m.chunk_from_source(doc["_source"])
         return [found[i] for i in ids if i in found]
 
     def document_ids(self) -> set[str]:
@@ -326,7 +339,7 @@ class ElasticsearchChunkIndex:
             for hit in hits:
                 src = hit["_source"]
                 vec = src.get(m.VECTOR_FIELD)
-                yield _chunk_from_source(src), None if vec is None else np.asarray(vec, dtype=np.float32)
+                yield m.chunk_from_source(src), None if vec is None else np.asarray(vec, dtype=np.float32)
             if len(hits) < size:
                 return
             after = hits[-1]["sort"]
@@ -381,41 +394,3 @@ class ElasticsearchChunkIndex:
     def close(self) -> None:
         if self._owns_client:
             self._client.close()
-
-
-def _check_ids(chunks: list[Chunk]) -> None:
-    seen: set[str] = set()
-    for c in chunks:
-        if c.id in seen:
-            raise StoreError(f"chunk id {c.id!r} appears twice in one upsert")
-        if not c.id or len(c.id.encode("utf-8")) > MAX_ID_BYTES:
-            raise StoreError(f"chunk id must be 1 to {MAX_ID_BYTES} bytes for Elasticsearch, got {c.id[:80]!r}")
-        seen.add(c.id)
-
-
-def _document(c: Chunk, vector: np.ndarray | None) -> dict[str, Any]:
-    try:
-        json.dumps(c.metadata)  # same rule as the SQLite store: plain JSON only
-    except (TypeError, ValueError) as e:
-        raise StoreError(f"chunk {c.id!r}: metadata is not JSON-serializable: {e}") from e
-    doc: dict[str, Any] = {
-        "chunk_id": c.id, "doc_id": c.doc_id, "source": c.source, "section_path": c.section_path,
-        "title": c.title, "text": c.text, "page": c.page, "start": c.start, "end": c.end,
-        "ordinal": c.ordinal, "parent_id": c.parent_id, "is_parent": c.is_parent,
-        "metadata": c.metadata,
-    }
-    if c.searchable:
-        doc[m.HEADING_FIELD] = segment(f"{c.title}\n{c.section_path}")
-        doc[m.BODY_FIELD] = segment(c.text)
-    if vector is not None:
-        doc[m.VECTOR_FIELD] = vector.tolist()
-    return doc
-
-
-def _chunk_from_source(src: dict[str, Any]) -> Chunk:
-    return Chunk(
-        id=src["chunk_id"], doc_id=src["doc_id"], text=src["text"], source=src["source"],
-        title=src["title"], section_path=src["section_path"], page=src.get("page"),
-        start=src["start"], end=src["end"], ordinal=src["ordinal"], parent_id=src.get("parent_id"),
-        is_parent=src["is_parent"], metadata=src.get("metadata") or {},
-    )

@@ -1,4 +1,5 @@
-"""The Elasticsearch index definition of the chunk index, and the query clauses it serves.
+"""The Elasticsearch index definition of the chunk index: mapping, document shape, and the
+query clauses it serves.
 
 One index per knowledge base (``elasticsearch.index``), created by kgrag with an explicit
 mapping (``dynamic: strict``: a document with an unknown field is refused instead of growing
@@ -7,9 +8,14 @@ the mapping). Why the text fields hold pre-analysed terms is explained in ``es_c
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
+import numpy as np
+
 from kgrag.stores.base import FILTER_KEYS, StoreError
+from kgrag.text.analyze import segment
+from kgrag.types import Chunk
 
 # Bumped when the mapping changes incompatibly; an index of another version is refused.
 MAPPING_VERSION = 1
@@ -20,6 +26,7 @@ BODY_FIELD = "body_terms"
 VECTOR_FIELD = "vector"
 # Fields only search uses: left out of what get/iter_chunks read back.
 SEARCH_ONLY_FIELDS = [HEADING_FIELD, BODY_FIELD]
+MAX_ID_BYTES = 512  # Elasticsearch's limit on a document _id
 # Largest result window Elasticsearch allows by default (index.max_result_window).
 MAX_WINDOW = 10_000
 
@@ -123,3 +130,41 @@ def bm25_query(terms: list[str], heading_weight: float, filters: list[dict[str, 
             "filter": filters,
         }
     }
+
+
+def check_ids(chunks: list[Chunk]) -> None:
+    seen: set[str] = set()
+    for c in chunks:
+        if c.id in seen:
+            raise StoreError(f"chunk id {c.id!r} appears twice in one upsert")
+        if not c.id or len(c.id.encode("utf-8")) > MAX_ID_BYTES:
+            raise StoreError(f"chunk id must be 1 to {MAX_ID_BYTES} bytes for Elasticsearch, got {c.id[:80]!r}")
+        seen.add(c.id)
+
+
+def document(c: Chunk, vector: np.ndarray | None) -> dict[str, Any]:
+    try:
+        json.dumps(c.metadata)  # same rule as the SQLite store: plain JSON only
+    except (TypeError, ValueError) as e:
+        raise StoreError(f"chunk {c.id!r}: metadata is not JSON-serializable: {e}") from e
+    doc: dict[str, Any] = {
+        "chunk_id": c.id, "doc_id": c.doc_id, "source": c.source, "section_path": c.section_path,
+        "title": c.title, "text": c.text, "page": c.page, "start": c.start, "end": c.end,
+        "ordinal": c.ordinal, "parent_id": c.parent_id, "is_parent": c.is_parent,
+        "metadata": c.metadata,
+    }
+    if c.searchable:
+        doc[HEADING_FIELD] = segment(f"{c.title}\n{c.section_path}")
+        doc[BODY_FIELD] = segment(c.text)
+    if vector is not None:
+        doc[VECTOR_FIELD] = vector.tolist()
+    return doc
+
+
+def chunk_from_source(src: dict[str, Any]) -> Chunk:
+    return Chunk(
+        id=src["chunk_id"], doc_id=src["doc_id"], text=src["text"], source=src["source"],
+        title=src["title"], section_path=src["section_path"], page=src.get("page"),
+        start=src["start"], end=src["end"], ordinal=src["ordinal"], parent_id=src.get("parent_id"),
+        is_parent=src["is_parent"], metadata=src.get("metadata") or {},
+    )

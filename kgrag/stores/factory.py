@@ -12,9 +12,14 @@ def build_chunk_index(settings: Settings) -> ChunkIndex:
 
         settings.data_dir.mkdir(parents=True, exist_ok=True)
         return SqliteChunkIndex(settings.data_dir / "chunks.sqlite")
+    if settings.chunk_store == "elasticsearch":
+        from kgrag.stores.es_chunks import ElasticsearchChunkIndex
+
+        # The vector size is fixed by the first vectors written (the embedder's dimension).
+        return ElasticsearchChunkIndex.from_settings(settings.elasticsearch)
     raise ValueError(
         f"chunk_store {settings.chunk_store!r} is not available in this build "
-        "(supported: sqlite)"
+        "(supported: sqlite, elasticsearch)"
     )
 
 
