@@ -125,5 +125,62 @@ def stats(settings: Settings, as_json: bool) -> None:
             click.echo(f"{k:>15}: {v}")
 
 
+
+@main.command()
+@click.option("--host", help="Interface to bind (default 127.0.0.1: only this machine).")
+@click.option("--port", type=int, help="Port (default 8000).")
+@click.option("--threads", type=int, default=8, show_default=True, help="Request threads sharing one model set.")
+@click.pass_obj
+def serve(settings: Settings, host: str | None, port: int | None, threads: int) -> None:
+    """Serve the HTTP API and the web page (gunicorn, one process, threads)."""
+    from kgrag.server.gunicorn_app import KgragGunicorn
+
+    server = settings.server.model_copy(update={k: v for k, v in (("host", host), ("port", port)) if v})
+    settings = settings.model_copy(update={"server": server})
+    if server.host not in ("127.0.0.1", "localhost", "::1"):
+        click.echo(f"warning: binding {server.host}: the API is reachable from other machines", err=True)
+    click.echo(f"kgrag serving {settings.data_dir} on http://{server.host}:{server.port}/", err=True)
+    KgragGunicorn(settings, threads=threads).run()
+
+
+@main.command()
+@click.argument("question")
+@click.option("--top-k", type=click.IntRange(1, 100), help="How many chunks to retrieve.")
+@click.option("--mode", "modes", multiple=True, type=click.Choice(["dense", "bm25", "graph"]), help="Retrieval paths (repeat; default all).")
+@click.option("--retrieve-only", is_flag=True, help="Print the ranked chunks, no answer.")
+@click.option("--json", "as_json", is_flag=True, help="Print the full response as JSON.")
+@click.pass_obj
+def query(settings: Settings, question: str, top_k: int | None, modes: tuple[str, ...], retrieve_only: bool, as_json: bool) -> None:
+    """Ask the knowledge base a question; prints the cited answer (or the ranked chunks)."""
+    from kgrag.retrieve.pipeline import RetrievalError
+    from kgrag.retrieve.trace import result_dict, trace_dict
+
+    comps = _components(settings)
+    try:
+        try:
+            result = comps.retriever.retrieve(question, top_k=top_k, modes=modes or None)
+        except RetrievalError as e:
+            raise click.UsageError(str(e)) from e
+        answer = None if retrieve_only else comps.generator.answer(question, result.hits, abstain=result.below_threshold)
+    finally:
+        comps.close()
+    if as_json:
+        body = result_dict(result)
+        if answer is not None:
+            body = {**answer.to_dict(), "hits": body["hits"], "trace": trace_dict(result)}
+            body["answer"] = body.pop("text")
+        click.echo(json.dumps(body, ensure_ascii=False, indent=2))
+        return
+    if answer is not None:
+        click.echo(answer.text)
+        for c in answer.citations:
+            where = " · ".join(str(p) for p in (c.source, c.section_path, f"page {c.page}" if c.page is not None else "") if p)
+            click.echo(f"  [{c.n}] {c.title} — {where}")
+        return
+    for i, hit in enumerate(result.hits, start=1):
+        paths = " ".join(f"{k}#{v.rank}" for k, v in hit.paths.items())
+        click.echo(f"{i:2d}. {hit.score:.4f} {hit.chunk.id}  [{paths}]  {hit.chunk.text[:80]!r}")
+
+
 if __name__ == "__main__":
     main()

@@ -101,3 +101,36 @@ def cross_encoder_dir(tmp_path_factory) -> Path:
     model.save_pretrained(out)
     AutoTokenizer.from_pretrained(str(source)).save_pretrained(out)
     return out
+
+
+# Fictional, so no model or corpus knows the answer: only the graph connects the two passages.
+TWO_HOP = [
+    {"id": "film-glass-harbor", "title": "Glass Harbor",
+     "text": "Glass Harbor is a 2011 Estonian drama film directed by Maret Kuusik. The film follows "
+             "a lighthouse keeper on the island of Vormsi during a long winter."},
+    {"id": "person-maret-kuusik", "title": "Maret Kuusik",
+     "text": "Maret Kuusik is a film director and screenwriter. She was born in Tartu in 1974 and "
+             "studied cinematography in Tallinn before making documentaries."},
+]
+
+
+@pytest.fixture(scope="session")
+def demo_kb(tmp_path_factory, embedder, recognizer):
+    """The bundled demo corpus plus a fictional two-hop pair, ingested once per session with the
+    demo glossary. Read-only: tests that change a knowledge base build their own."""
+    import shutil
+
+    from kgrag.components import Components
+    from kgrag.config import Settings
+    from kgrag.ingest.glossary import load_glossary
+
+    root = tmp_path_factory.mktemp("demo-kb")
+    corpus = root / "corpus"
+    shutil.copytree(REPO / "kgrag" / "demo" / "corpus", corpus)
+    write_jsonl(corpus / "two_hop.jsonl", TWO_HOP)
+    comps = Components(Settings(data_dir=root / "kb"), embedder=embedder, recognizer=recognizer)
+    glossary = load_glossary(REPO / "kgrag" / "demo" / "glossary.csv")
+    report = comps.ingest_job().run([corpus], glossary_entities=glossary)
+    assert not report.failed
+    yield comps
+    comps.close()

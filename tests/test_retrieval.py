@@ -4,42 +4,14 @@ subject."""
 
 from __future__ import annotations
 
-import shutil
-from pathlib import Path
-
 import pytest
 
-from kgrag.components import Components
-from kgrag.config import Settings
-from kgrag.ingest.glossary import load_glossary
 from kgrag.retrieve.pipeline import RetrievalError
-from tests.conftest import REPO, write_jsonl
-
-DEMO = REPO / "kgrag" / "demo"
-
-# Fictional, so no model or corpus knows the answer: only the graph connects the two passages.
-TWO_HOP = [
-    {"id": "film-glass-harbor", "title": "Glass Harbor",
-     "text": "Glass Harbor is a 2011 Estonian drama film directed by Maret Kuusik. The film follows "
-             "a lighthouse keeper on the island of Vormsi during a long winter."},
-    {"id": "person-maret-kuusik", "title": "Maret Kuusik",
-     "text": "Maret Kuusik is a film director and screenwriter. She was born in Tartu in 1974 and "
-             "studied cinematography in Tallinn before making documentaries."},
-]
 
 
-@pytest.fixture(scope="module")
-def kb(tmp_path_factory, embedder, recognizer):
-    root = tmp_path_factory.mktemp("retrieval")
-    corpus = root / "corpus"
-    shutil.copytree(DEMO / "corpus", corpus)
-    write_jsonl(corpus / "two_hop.jsonl", TWO_HOP)
-    comps = Components(Settings(data_dir=root / "kb"), embedder=embedder, recognizer=recognizer)
-    glossary = load_glossary(DEMO / "glossary.csv")
-    report = comps.ingest_job().run([corpus], glossary_entities=glossary)
-    assert not report.failed
-    yield comps
-    comps.close()
+@pytest.fixture
+def kb(demo_kb):
+    return demo_kb
 
 
 def _rank_of(result, doc_part: str) -> int | None:

@@ -123,6 +123,24 @@ class IngestJob:
 
         with _timed(report, "load"):
             docs = self._load_all(paths, report)
+        return self._ingest(docs, report, started, progress)
+
+    def run_documents(self, docs: Sequence[Document], progress: bool = False) -> IngestReport:
+        """Ingest documents built by the caller (the HTTP API's JSON texts and uploads):
+        same skip/replace by hash as ``run``."""
+        report = IngestReport()
+        seen: set[str] = set()
+        unique = []
+        for doc in docs:
+            if doc.id in seen:
+                report.failed.append(Failure(doc.source, f"document id {doc.id!r} given twice"))
+                continue
+            seen.add(doc.id)
+            unique.append(doc)
+        return self._ingest(unique, report, time.perf_counter(), progress)
+
+    def _ingest(self, docs: Sequence[Document], report: IngestReport, started: float, progress: bool) -> IngestReport:
+        with _timed(report, "load"):
             known = {d.id: d.hash for d in self.graph.list_documents()}
         pending: list[Document] = []
         for doc in docs:

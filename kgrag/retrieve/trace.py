@@ -1,0 +1,65 @@
+"""JSON shapes of retrieval results: one place, shared by the HTTP API, the CLI and eval."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kgrag.retrieve.types import Hit, RetrievalResult
+from kgrag.types import Chunk
+
+SNIPPET_CHARS = 300
+
+
+def chunk_ref(chunk: Chunk) -> dict[str, Any]:
+    return {
+        "chunk_id": chunk.id,
+        "doc_id": chunk.doc_id,
+        "source": chunk.source,
+        "title": chunk.title,
+        "page": chunk.page,
+        "section_path": chunk.section_path,
+        "start": chunk.start,
+        "end": chunk.end,
+    }
+
+
+def hit_dict(hit: Hit, with_text: bool = True) -> dict[str, Any]:
+    out = chunk_ref(hit.chunk)
+    out["score"] = round(hit.score, 6)
+    if with_text:
+        out["text"] = hit.chunk.text
+        out["snippet"] = hit.chunk.text[:SNIPPET_CHARS]
+        if hit.parent is not None:
+            out["parent"] = {"chunk_id": hit.parent.id, "text": hit.parent.text}
+    out["trace"] = {
+        "paths": {name: {"rank": r.rank, "score": round(r.score, 6)} for name, r in hit.paths.items()},
+        "fused_rank": hit.fused_rank,
+        "fused_score": round(hit.fused_score, 6),
+        "rerank_rank": hit.rerank_rank,
+        "rerank_score": None if hit.rerank_score is None else round(hit.rerank_score, 6),
+        "graph_paths": [
+            {"nodes": p.nodes, "edges": p.edges, "weights": p.weights, "hops": p.hops}
+            for p in hit.graph_paths
+        ],
+    }
+    return out
+
+
+def trace_dict(result: RetrievalResult) -> dict[str, Any]:
+    q = result.query
+    return {
+        "modes": list(q.modes),
+        "linked_entities": [
+            {"surface": le.surface, "key": le.key, "name": le.name, "method": le.method,
+             "score": le.score, "candidates": le.candidates}
+            for le in q.linked
+        ],
+        "expansions": q.expansions,
+        "reranker": result.reranker,
+        "below_threshold": result.below_threshold,
+        "timings_ms": result.timings_ms,
+    }
+
+
+def result_dict(result: RetrievalResult) -> dict[str, Any]:
+    return {"hits": [hit_dict(h) for h in result.hits], "trace": trace_dict(result)}

@@ -1,0 +1,45 @@
+"""Flask app factory. One Components (stores + loaded models) per process, shared by every
+request thread; gunicorn serves it with threads (``kgrag serve``)."""
+
+from __future__ import annotations
+
+import logging
+
+from flask import Flask
+
+from kgrag.components import Components
+from kgrag.config import Settings
+from kgrag.server.errors import register_error_handlers
+from kgrag.server.metrics import Metrics
+from kgrag.server.routes import documents, entities, health, query
+
+log = logging.getLogger(__name__)
+
+
+def create_app(settings: Settings, components: Components | None = None, *, warm: bool = True) -> Flask:
+    """``components``: share already-loaded models (tests). ``warm``: load the models now, so
+    the first question does not pay for them and ``/readyz`` means ready."""
+    app = Flask(__name__, static_folder="static", static_url_path="/static")
+    app.json.ensure_ascii = False  # Chinese stays readable in responses
+    app.config["MAX_CONTENT_LENGTH"] = settings.server.max_request_bytes
+    app.config["KGRAG_SETTINGS"] = settings
+    app.config["KGRAG_COMPONENTS"] = components or Components(settings)
+    metrics = Metrics()
+    app.config["KGRAG_METRICS"] = metrics
+    register_error_handlers(app)
+    metrics.install(app)
+    for bp in (health.bp, query.bp, documents.bp, entities.bp):
+        app.register_blueprint(bp)
+    if warm:
+        warm_up(app)
+    return app
+
+
+def warm_up(app: Flask) -> None:
+    components = app.config["KGRAG_COMPONENTS"]
+    retriever = components.retriever  # loads embedder (and reranker when configured)
+    components.embedder.embed_queries(["warm up"])
+    components.generator  # noqa: B018 - builds the answerer once
+    retriever.linker.link("warm up")
+    app.config["KGRAG_WARM"] = True
+    log.info("models loaded; ready")

@@ -1,0 +1,33 @@
+"""Production serving: gunicorn with one worker process and several threads, so every request
+shares one loaded model set (the models are the memory; a second worker would double it)."""
+
+from __future__ import annotations
+
+from gunicorn.app.base import BaseApplication
+
+from kgrag.config import Settings
+
+
+class KgragGunicorn(BaseApplication):
+    def __init__(self, settings: Settings, threads: int = 8, timeout_s: int = 120):
+        self.settings = settings
+        self.options = {
+            "bind": f"{settings.server.host}:{settings.server.port}",
+            "workers": 1,
+            "worker_class": "gthread",
+            "threads": threads,
+            # generation with a slow LLM can take a while; SSE streams keep the connection
+            "timeout": timeout_s,
+            "accesslog": "-",
+            "preload_app": True,  # load models before accepting connections
+        }
+        super().__init__()
+
+    def load_config(self) -> None:
+        for key, value in self.options.items():
+            self.cfg.set(key, value)
+
+    def load(self):
+        from kgrag.server.app import create_app
+
+        return create_app(self.settings)

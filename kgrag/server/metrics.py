@@ -1,0 +1,47 @@
+"""Prometheus metrics, one registry per app (several apps in one test process never clash)."""
+
+from __future__ import annotations
+
+import time
+
+from flask import Flask, Response, g, request
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram, generate_latest
+
+STAGE_BUCKETS_MS = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000)
+
+
+class Metrics:
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry()
+        self.requests = Counter(
+            "kgrag_http_requests", "HTTP requests", ["route", "method", "status"], registry=self.registry
+        )
+        self.latency = Histogram(
+            "kgrag_http_request_seconds", "HTTP request latency", ["route"], registry=self.registry
+        )
+        self.stages = Histogram(
+            "kgrag_retrieval_stage_ms", "Retrieval stage latency (ms)", ["stage"],
+            buckets=STAGE_BUCKETS_MS, registry=self.registry,
+        )
+        self.abstentions = Counter("kgrag_abstentions", "Answers that abstained", registry=self.registry)
+
+    def observe_stages(self, timings_ms: dict[str, float]) -> None:
+        for stage, ms in timings_ms.items():
+            self.stages.labels(stage).observe(ms)
+
+    def install(self, app: Flask) -> None:
+        @app.before_request
+        def _start():
+            g.kgrag_t0 = time.perf_counter()
+
+        @app.after_request
+        def _count(response):
+            route = request.url_rule.rule if request.url_rule else "unmatched"
+            self.requests.labels(route, request.method, str(response.status_code)).inc()
+            if hasattr(g, "kgrag_t0"):
+                self.latency.labels(route).observe(time.perf_counter() - g.kgrag_t0)
+            return response
+
+        @app.get("/metrics")
+        def metrics():
+            return Response(generate_latest(self.registry), mimetype=CONTENT_TYPE_LATEST)

@@ -1,0 +1,34 @@
+"""Liveness, readiness and the web page."""
+
+from __future__ import annotations
+
+from flask import Blueprint, current_app, jsonify
+
+bp = Blueprint("health", __name__)
+
+
+@bp.get("/healthz")
+def healthz():
+    return jsonify({"status": "ok"})
+
+
+@bp.get("/readyz")
+def readyz():
+    """Ready when both stores answer and the models are loaded (the app warms them at start)."""
+    components = current_app.config["KGRAG_COMPONENTS"]
+    try:
+        graph = components.graph.stats()
+        chunks = components.chunk_index.count(searchable_only=True)
+    except Exception as exc:  # a store that cannot answer: not ready, say why
+        return jsonify({"status": "unavailable", "reason": f"{type(exc).__name__}: {exc}"}), 503
+    ready = current_app.config.get("KGRAG_WARM", False)
+    body = {"status": "ready" if ready else "starting", "documents": graph.get("documents", 0),
+            "chunks": chunks, "entities": graph.get("entities", 0),
+            "reranker": components.reranker.name if components.reranker else None,
+            "llm": components.settings.llm.model}
+    return jsonify(body), 200 if ready else 503
+
+
+@bp.get("/")
+def index():
+    return current_app.send_static_file("index.html")

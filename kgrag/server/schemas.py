@@ -1,0 +1,63 @@
+"""Request bodies, validated by pydantic: a bad field is a 400 naming the field."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import request
+from pydantic import BaseModel, ConfigDict, Field
+
+from kgrag.retrieve.types import PATHS
+from kgrag.server.errors import ApiError
+
+MAX_TOP_K = 100
+
+
+class RetrieveRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    question: str = Field(min_length=1, max_length=4000)
+    top_k: int | None = Field(None, ge=1, le=MAX_TOP_K)
+    filters: dict[str, Any] | None = None
+    modes: list[str] | None = Field(None, min_length=1)
+    rerank: bool = True
+
+    def mode_tuple(self) -> tuple[str, ...] | None:
+        if self.modes is None:
+            return None
+        bad = [m for m in self.modes if m not in PATHS]
+        if bad:
+            raise ApiError(400, "invalid_request", f"modes: unknown {bad}; known: {list(PATHS)}")
+        return tuple(dict.fromkeys(self.modes))
+
+
+class QueryRequest(RetrieveRequest):
+    stream: bool = False
+
+
+class TextDocument(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = Field(min_length=1, max_length=512)
+    text: str = Field(min_length=1)
+    title: str = ""
+    source: str | None = None
+    format: str = Field("txt", pattern="^(txt|md)$")
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class DocumentsRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    documents: list[TextDocument] = Field(min_length=1, max_length=1000)
+
+
+def json_body() -> dict:
+    if not request.is_json:
+        raise ApiError(415, "unsupported_media_type", "send a JSON body with Content-Type: application/json")
+    body = request.get_json(silent=True)
+    if body is None:
+        raise ApiError(400, "invalid_json", "the request body is not valid JSON")
+    if not isinstance(body, dict):
+        raise ApiError(400, "invalid_request", "the JSON body must be an object")
+    return body

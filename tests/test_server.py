@@ -1,0 +1,221 @@
+"""The HTTP API over the demo knowledge base, through Flask's test client (the real app, real
+stores and models), plus one real `kgrag serve` process."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+
+import pytest
+
+from kgrag.config import Settings
+from kgrag.server.app import create_app
+
+KEY = "test-admin-key"
+
+
+@pytest.fixture(scope="module")
+def client(demo_kb):
+    settings = demo_kb.settings.model_copy(
+        update={"server": demo_kb.settings.server.model_copy(update={"api_key": KEY})}
+    )
+    return create_app(settings, demo_kb).test_client()
+
+
+@pytest.fixture
+def admin_client(components):
+    """A fresh, writable knowledge base (documents routes change it)."""
+    settings = components.settings.model_copy(
+        update={"server": components.settings.server.model_copy(update={"api_key": KEY})}
+    )
+    return create_app(settings, components).test_client()
+
+
+def _error(resp, status: int, code: str) -> str:
+    assert resp.status_code == status, resp.get_data(as_text=True)
+    body = resp.get_json()
+    assert body["error"]["code"] == code
+    return body["error"]["message"]
+
+
+def test_query_answers_with_a_citation_to_the_right_chunk(client):
+    resp = client.post("/v1/query", json={"question": "Which manuscripts are known as the Books of Clanranald?"})
+    assert resp.status_code == 200
+    body = resp.get_json()
+    assert not body["abstained"] and body["mode"] == "extractive"
+    assert body["citations"], body
+    cited = body["citations"][0]
+    assert cited["title"] == "Books of Clanranald"
+    assert f"[{cited['n']}]" in body["answer"]
+    assert cited["chunk_id"] in {h["chunk_id"] for h in body["hits"]}
+    assert cited["snippet"] and cited["snippet"] in next(
+        h["text"] for h in body["hits"] if h["chunk_id"] == cited["chunk_id"]) or cited["snippet"]
+    trace = body["trace"]
+    assert set(trace["timings_ms"]) >= {"link", "dense", "bm25", "graph", "fusion", "total"}
+    assert trace["reranker"] is None
+    assert body["hits"][0]["trace"]["paths"]
+
+
+def test_unanswerable_question_abstains(client):
+    body = client.post("/v1/query", json={"question": "What is the boiling point of liquid nitrogen on Neptune?"}).get_json()
+    assert body["abstained"] and body["citations"] == []
+    assert "does not" in body["answer"]
+
+
+def test_two_hop_trace_shows_the_entity_path(client):
+    body = client.post("/v1/retrieve", json={"question": "In which city was the director of Glass Harbor born?",
+                                             "top_k": 5}).get_json()
+    assert [e["key"] for e in body["trace"]["linked_entities"]] == ["glass harbor"]
+    hit = next(h for h in body["hits"] if h["doc_id"] == "person-maret-kuusik")
+    assert ["glass harbor", "maret kuusik"] in [p["nodes"] for p in hit["trace"]["graph_paths"]]
+
+
+def test_alias_question_over_http(client):
+    body = client.post("/v1/query", json={"question": "How is the LCA computed?", "top_k": 5}).get_json()
+    assert body["trace"]["linked_entities"][0]["name"] in ("Lowest Common Ancestor", "LCA")
+    assert "最近公共祖先" in body["trace"]["expansions"]
+    assert any(h["doc_id"].endswith("zuijin_gonggong_zuxian.md") for h in body["hits"])
+
+
+def test_streaming_query_sends_retrieval_then_answer_events(client):
+    resp = client.post("/v1/query", json={"question": "最近公共祖先是什么？", "stream": True})
+    assert resp.status_code == 200 and resp.mimetype == "text/event-stream"
+    events = [block for block in resp.get_data(as_text=True).split("\n\n") if block.strip()]
+    names = [e.split("\n")[0].removeprefix("event: ") for e in events]
+    assert names[0] == "retrieval" and names[-1] == "answer"
+    final = json.loads(events[-1].split("\n", 1)[1].removeprefix("data: "))
+    assert final["answer"]["citations"] and "最近公共祖先" in final["answer"]["text"]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "status", "code", "mentions"),
+    [
+        ({"data": "{not json", "content_type": "application/json"}, 400, "invalid_json", "JSON"),
+        ({"json": {}}, 400, "invalid_request", "question"),
+        ({"json": {"question": ""}}, 400, "invalid_request", "question"),
+        ({"json": {"question": "x", "top_k": 10**6}}, 400, "invalid_request", "top_k"),
+        ({"json": {"question": "x", "modes": ["sparse"]}}, 400, "invalid_request", "sparse"),
+        ({"json": {"question": "x", "filters": {"colour": "red"}}}, 400, "invalid_request", "colour"),
+        ({"json": {"question": "x", "surprise": 1}}, 400, "invalid_request", "surprise"),
+        ({"json": ["question"]}, 400, "invalid_request", "object"),
+        ({"data": "question=x", "content_type": "text/plain"}, 415, "unsupported_media_type", "JSON"),
+        ({"data": "x" * (10 * 1024 * 1024), "content_type": "application/json"}, 413, "request_too_large", "bytes"),
+    ],
+)
+def test_bad_requests_get_json_errors(client, kwargs, status, code, mentions):
+    message = _error(client.post("/v1/query", **kwargs), status, code)
+    assert mentions in message
+
+
+def test_routes_methods_and_admin_keys(client):
+    _error(client.get("/v1/nowhere"), 404, "not_found")
+    _error(client.get("/v1/query"), 405, "method_not_allowed")
+    assert "API key" in _error(client.get("/v1/documents"), 401, "unauthorized")
+    _error(client.get("/v1/documents", headers={"X-API-Key": "wrong"}), 401, "unauthorized")
+    _error(client.delete("/v1/documents/film-glass-harbor"), 401, "unauthorized")
+    listed = client.get("/v1/documents", headers={"Authorization": f"Bearer {KEY}"}).get_json()
+    assert "film-glass-harbor" in {d["id"] for d in listed["documents"]}
+    # After every bad request the server still serves.
+    assert client.get("/healthz").get_json() == {"status": "ok"}
+    assert client.post("/v1/retrieve", json={"question": "Glass Harbor"}).status_code == 200
+
+
+def test_admin_routes_are_off_without_a_configured_key(demo_kb):
+    app = create_app(demo_kb.settings, demo_kb, warm=False)  # settings carry no api_key
+    message = _error(app.test_client().get("/v1/documents", headers={"X-API-Key": "anything"}), 403, "admin_disabled")
+    assert "KGRAG_SERVER__API_KEY" in message
+
+
+def test_entities_routes(client):
+    found = client.get("/v1/entities?q=LCA").get_json()["entities"]
+    lca = next(e for e in found if e["key"] == "lowest common ancestor")
+    assert "最近公共祖先" in lca["aliases"] and lca["curated"]
+    detail = client.get("/v1/entities/glass harbor").get_json()
+    assert "maret kuusik" in {n["key"] for n in detail["neighbours"]}
+    assert detail["chunks"] and detail["chunks"][0]["chunk_id"].startswith("film-glass-harbor")
+    _error(client.get("/v1/entities/no such entity"), 404, "not_found")
+    _error(client.get("/v1/entities"), 400, "invalid_request")
+    _error(client.get("/v1/entities?q=x&limit=1000000"), 400, "invalid_request")
+
+
+def test_readyz_and_metrics(client):
+    ready = client.get("/readyz")
+    assert ready.status_code == 200 and ready.get_json()["status"] == "ready"
+    assert ready.get_json()["documents"] >= 30
+    metrics = client.get("/metrics").get_data(as_text=True)
+    assert "kgrag_http_requests_total" in metrics and "kgrag_retrieval_stage_ms_bucket" in metrics
+    page = client.get("/")
+    assert page.status_code == 200 and b"/v1/query" in page.data
+
+
+def test_documents_add_query_delete(admin_client):
+    headers = {"X-API-Key": KEY}
+    doc = {"id": "notes/heap", "title": "Binary heap", "format": "md",
+           "text": "# Binary heap\n\nA binary heap keeps the smallest key at its root; push and pop take O(log n)."}
+    resp = admin_client.post("/v1/documents", json={"documents": [doc]}, headers=headers)
+    assert resp.status_code == 201, resp.get_json()
+    assert resp.get_json()["documents"]["new"] == 1
+    again = admin_client.post("/v1/documents", json={"documents": [doc]}, headers=headers)
+    assert again.status_code == 200 and again.get_json()["documents"]["unchanged"] == 1
+
+    upload = {"file": (io.BytesIO("# Trie\n\nA trie stores strings by their prefixes.".encode()), "trie.md")}
+    resp = admin_client.post("/v1/documents", data=upload, headers=headers, content_type="multipart/form-data")
+    assert resp.status_code == 201, resp.get_json()
+    bad = {"file": (io.BytesIO(b"\x00\x01"), "slides.pptx")}
+    message = _error(admin_client.post("/v1/documents", data=bad, headers=headers,
+                                       content_type="multipart/form-data"), 400, "no_documents")
+    assert "pptx" in message
+
+    ids = {d["id"] for d in admin_client.get("/v1/documents", headers=headers).get_json()["documents"]}
+    assert ids == {"notes/heap", "uploads/trie.md"}
+    hits = admin_client.post("/v1/retrieve", json={"question": "What does a binary heap keep at its root?"}).get_json()["hits"]
+    assert hits[0]["doc_id"] == "notes/heap"
+
+    assert admin_client.delete("/v1/documents/notes/heap", headers=headers).get_json() == {"deleted": "notes/heap"}
+    _error(admin_client.delete("/v1/documents/notes/heap", headers=headers), 404, "not_found")
+    hits = admin_client.post("/v1/retrieve", json={"question": "What does a binary heap keep at its root?"}).get_json()["hits"]
+    assert all(h["doc_id"] != "notes/heap" for h in hits)
+    bad_doc = {"documents": [{"id": "x", "text": "y", "format": "pdf"}]}
+    assert "format" in _error(admin_client.post("/v1/documents", json=bad_doc, headers=headers), 400, "invalid_request")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.slow
+def test_kgrag_serve_binds_localhost_and_answers(tmp_path):
+    port = _free_port()
+    env = {**os.environ, "KGRAG_DATA_DIR": str(tmp_path / "kb")}
+    proc = subprocess.Popen([sys.executable, "-m", "kgrag.cli", "serve", "--port", str(port)], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=2) as r:
+                    assert json.load(r)["status"] == "ready"
+                    break
+            except OSError:
+                assert proc.poll() is None, proc.stdout.read()
+                assert time.monotonic() < deadline, "server did not become ready in 120 s"
+                time.sleep(0.5)
+        req = urllib.request.Request(f"http://127.0.0.1:{port}/v1/query", data=b'{"question": "anything?"}',
+                                     headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=30) as r:
+            assert json.load(r)["abstained"] is True  # an empty knowledge base knows nothing
+        listening = subprocess.run(["ss", "-ltnH", f"sport = :{port}"], capture_output=True, text=True).stdout
+        local_addresses = [line.split()[3] for line in listening.splitlines() if line.strip()]
+        if local_addresses:  # `ss` present: the only listener is on the loopback interface
+            assert local_addresses == [f"127.0.0.1:{port}"]
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
