@@ -14,7 +14,7 @@ re-processed from scratch.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -63,6 +63,18 @@ class ChunkIndex(Protocol):
 # Filters understood by both search methods: {"doc_id": str | list[str], "source": str,
 # "section_path_prefix": str}. Unknown filter keys raise StoreError.
 FILTER_KEYS = frozenset({"doc_id", "source", "section_path_prefix"})
+
+
+class DocumentContent(NamedTuple):
+    """Everything a graph store holds for one document, in the form ``write_document`` takes:
+    writing it into another store reproduces the document there (used by ``kgrag transfer``).
+    Chunks carry the graph's preview as their text; mentions carry no surface form."""
+
+    document: Document
+    chunks: list[Chunk]
+    entities: list[Entity]
+    mentions: list[Mention]
+    relations: list[Relation]
 
 
 @runtime_checkable
@@ -130,6 +142,16 @@ class GraphStore(Protocol):
 
     def chunk_entities(self, chunk_ids: Sequence[str]) -> dict[str, list[str]]:
         """chunk id → entity keys mentioned in it."""
+
+    # -- export (transfer between stores) --------------------------------------------------
+    def export_document(self, doc_id: str) -> DocumentContent | None:
+        """The document with its chunks, mentions, relation evidence (one per evidencing chunk,
+        with its weight) and every entity these reference (all aliases, curated flag); None
+        when the document is unknown."""
+
+    def curated_entities(self) -> list[Entity]:
+        """Every curated entity with its aliases (glossary entries survive without mentions, so
+        no document export carries them)."""
 
     # -- bookkeeping -----------------------------------------------------------------------
     def stats(self) -> dict[str, int]:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import networkx as nx
 
-from kgrag.stores.base import StoreError
+from kgrag.stores.base import DocumentContent, StoreError
 from kgrag.stores.graph_walk import best_paths, build_entity_graph
 from kgrag.stores.sqlite_db import GRAPH_STORE_APP_ID, IN_JSON, SqliteDatabase, id_list, to_json
 from kgrag.stores.sqlite_graph_writes import (
@@ -231,6 +231,41 @@ class SqliteGraphStore:
                 (a, b, b, a),
             ).fetchone()[0]
 
+    # -- export ----------------------------------------------------------------------------
+    def export_document(self, doc_id: str) -> DocumentContent | None:
+        """One read transaction, so the parts agree even while another process writes."""
+        with self._db.read(f"export document {doc_id!r}") as conn:
+            conn.execute("BEGIN")
+            try:
+                docs = [Document(id=i, source=s, title=t, hash=h, format=f, metadata=json.loads(m))
+                        for i, s, t, h, f, m in conn.execute(
+                            "SELECT id, source, title, hash, format, metadata FROM documents WHERE id = ?", (doc_id,))]
+                if not docs:
+                    return None
+                chunks = [
+                    Chunk(id=i, doc_id=doc_id, text=preview, section_path=section, ordinal=ordinal)
+                    for i, section, preview, ordinal in conn.execute(
+                        "SELECT id, section_path, preview, ordinal FROM chunks WHERE doc_id = ? "
+                        "ORDER BY ordinal, id", (doc_id,))
+                ]
+                mentions = [Mention(k, c, n) for k, c, n in conn.execute(
+                    f"SELECT entity_key, chunk_id, count FROM mentions WHERE {_OF_DOC} ORDER BY chunk_id, entity_key",
+                    (doc_id,))]
+                relations = [Relation(s, t, c, ty, w) for s, t, ty, c, w in conn.execute(
+                    "SELECT source_key, target_key, type, chunk_id, weight FROM relation_evidence "
+                    f"WHERE {_OF_DOC} ORDER BY chunk_id, source_key, target_key, type", (doc_id,))]
+                keys = sorted({m.entity_key for m in mentions} | {k for r in relations for k in (r.source_key, r.target_key)})
+                found = _load_entities(conn, keys)
+            finally:
+                conn.execute("COMMIT")
+        return DocumentContent(docs[0], chunks, [found[k] for k in keys if k in found], mentions, relations)
+
+    def curated_entities(self) -> list[Entity]:
+        with self._db.read("read curated entities") as conn:
+            keys = [r[0] for r in conn.execute("SELECT key FROM entities WHERE curated = 1 ORDER BY key")]
+            found = _load_entities(conn, keys)
+        return [found[k] for k in keys]
+
     # -- bookkeeping -----------------------------------------------------------------------
     def stats(self) -> dict[str, int]:
         with self._db.read("stats") as conn:
@@ -252,6 +287,9 @@ class SqliteGraphStore:
 
 
 # -- reads ---------------------------------------------------------------------------------
+_OF_DOC = "chunk_id IN (SELECT id FROM chunks WHERE doc_id = ?)"
+
+
 def _load_entities(conn: sqlite3.Connection, keys: Sequence[str]) -> dict[str, Entity]:
     """Entities by key with their alias surface forms (in the order they were added)."""
     found = {

@@ -93,8 +93,29 @@ CHUNK_INDEX_FACTORIES = [
     pytest.param(es_docker_chunk_index, id="es-docker", marks=pytest.mark.docker),
     pytest.param(es_env_chunk_index, id="es-env"),
 ]
+def neo4j_arcadedb_graph_store(tmp_path: Path, dim: int):
+    from tests.neo4j_servers import arcadedb_server, fresh_store
+
+    return fresh_store(arcadedb_server())
+
+
+def neo4j_docker_graph_store(tmp_path: Path, dim: int):
+    from tests.neo4j_servers import docker_server, fresh_store
+
+    return fresh_store(docker_server())
+
+
+def neo4j_env_graph_store(tmp_path: Path, dim: int):
+    from tests.neo4j_servers import env_server, fresh_store
+
+    return fresh_store(env_server())
+
+
 GRAPH_STORE_FACTORIES = [
     pytest.param(sqlite_graph_store, id="sqlite"),
+    pytest.param(neo4j_arcadedb_graph_store, id="neo4j-arcadedb", marks=pytest.mark.arcadedb),
+    pytest.param(neo4j_docker_graph_store, id="neo4j-docker", marks=pytest.mark.docker),
+    pytest.param(neo4j_env_graph_store, id="neo4j-env"),
 ]
 
 

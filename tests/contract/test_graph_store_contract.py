@@ -230,7 +230,8 @@ def test_get_entity_returns_every_alias_surface_form(graph_store):
 
 
 INJECTIONS = ["'); DROP TABLE x;--", '" OR 1=1', "MATCH (n) DETACH DELETE n", "`backtick` {x: $y}",
-              "最近公共祖先 🌳 \u202eRTL"]
+              "最近公共祖先 🌳 \u202eRTL", "x'}) DETACH DELETE n //", '"; MATCH (m) DETACH DELETE m RETURN 1',
+              "`Entity` ``", "$param", "{doc_id} \\ \\u0027 */ /*"]
 
 
 def test_injection_looking_strings_are_stored_verbatim(graph_store):
@@ -275,3 +276,64 @@ def test_mentions_must_reference_the_documents_own_chunks(two_docs):
         two_docs.write_document(doc, chunks, [BFS], [Mention("bfs", "B#0")], [])
     assert two_docs.get_document("C") is None
     assert two_docs.mentions_of(["bfs"]) == {"bfs": [("B#0", 3)]}
+
+
+def test_injection_looking_strings_survive_relations_traversal_and_delete(graph_store):
+    """Injection-looking keys, aliases and chunk ids go through every read and write verbatim."""
+    doc_id, a, b = INJECTIONS[5], INJECTIONS[6], INJECTIONS[8]
+    doc, chunks = _doc(doc_id, 1)
+    cid = chunks[0].id
+    graph_store.write_document(
+        doc, chunks,
+        [Entity(key=a, name=a, aliases=[INJECTIONS[7]]), Entity(key=b, name=b)],
+        [Mention(a, cid, 2), Mention(b, cid)], [Relation(a, b, cid, INJECTIONS[3], 1.5)],
+    )
+    assert graph_store.neighbors([a], 1) == {a: GraphPath([a]), b: GraphPath([a, b], [INJECTIONS[3]], [1.5])}
+    assert graph_store.relation_weight(b, a) == pytest.approx(1.5)
+    assert graph_store.mentions_of([a]) == {a: [(cid, 2)]}
+    assert graph_store.chunk_entities([cid]) == {cid: [a, b]}
+    assert graph_store.lookup_aliases([normalize_alias(INJECTIONS[7])]) == {normalize_alias(INJECTIONS[7]): [a]}
+    assert [e.key for e in graph_store.find_entities("detach delete")] == [a]
+    assert graph_store.stats() == {"documents": 1, "chunks": 1, "entities": 2, "aliases": 3,
+                                   "mentions": 2, "relations": 1}
+    assert graph_store.delete_document(doc_id) is True
+    assert graph_store.stats() == {"documents": 0, "chunks": 0, "entities": 0, "aliases": 0,
+                                   "mentions": 0, "relations": 0}
+
+
+# -- export (what `kgrag transfer` copies) ----------------------------------------------------
+def test_export_document_round_trips_into_another_store(two_docs, tmp_path):
+    """Writing every exported document (and the curated entities) into an empty store gives
+    the same graph: counts, aliases, weights, mentions and paths."""
+    from kgrag.stores.sqlite_graph import SqliteGraphStore
+
+    two_docs.upsert_entities([Entity(key="glossary only", name="Glossary Only", aliases=["GO"], curated=True)])
+    exported = two_docs.export_document("A")
+    assert exported.document.id == "A" and exported.document.metadata == {"lang": "en"}
+    assert [c.id for c in exported.chunks] == ["A#0", "A#1"]
+    assert exported.chunks[0].text == "chunk 0 of A" and exported.chunks[1].section_path == "S1"
+    assert sorted((m.entity_key, m.chunk_id, m.count) for m in exported.mentions) == [
+        ("dfs", "A#1", 1), ("lca", "A#0", 2), ("tree", "A#0", 1), ("tree", "A#1", 1)]
+    # one relation per evidencing chunk, with its own weight (CO_OCCURS kept as one orientation)
+    assert sorted((min(r.source_key, r.target_key), max(r.source_key, r.target_key), r.chunk_id, r.weight)
+                  for r in exported.relations) == [
+        ("dfs", "tree", "A#1", 1.0), ("lca", "tree", "A#0", 1.0), ("lca", "tree", "A#1", 2.0)]
+    assert {e.key: sorted(e.aliases) for e in exported.entities} == {
+        "dfs": sorted(["DFS", "Depth-First Search"]), "lca": sorted(["LCA", "Lowest Common Ancestor", "最近公共祖先"]),
+        "tree": sorted(["Tree", "trees", "树"])}
+    assert two_docs.export_document("missing") is None
+    assert [e.key for e in two_docs.curated_entities()] == ["glossary only"]
+
+    copy = SqliteGraphStore(tmp_path / "copy.sqlite")
+    try:
+        copy.upsert_entities(two_docs.curated_entities())
+        for doc in two_docs.list_documents():
+            copy.write_document(*two_docs.export_document(doc.id))
+        assert copy.stats() == two_docs.stats()
+        assert copy.alias_table() == {k: sorted(v) for k, v in two_docs.alias_table().items()}
+        assert copy.relation_weight("lca", "tree") == pytest.approx(3.5)
+        assert copy.mentions_of(["lca", "tree", "bfs"]) == two_docs.mentions_of(["lca", "tree", "bfs"])
+        assert copy.neighbors(["dfs"], 2) == two_docs.neighbors(["dfs"], 2)
+        assert copy.get_entity("glossary only").curated is True
+    finally:
+        copy.close()

@@ -1,0 +1,2 @@
+MATCH (c:Chunk {doc_id: $doc_id})
+RETURN c.id AS id

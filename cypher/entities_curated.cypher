@@ -1,0 +1,4 @@
+MATCH (e:Entity)
+WHERE e.curated
+RETURN e.key AS key, e.name AS name, e.type AS type, e.curated AS curated, e.aliases AS aliases
+ORDER BY key

@@ -1,0 +1,143 @@
+"""Bolt servers for the Neo4j graph store tests: ArcadeDB's Bolt server (arcadedb-embedded,
+CI), a Neo4j 5 container (testcontainers, where Docker answers) and a server named by
+``KGRAG_TEST_NEO4J_URL``.
+
+Each ``*_server()`` returns a ``BoltTarget`` for one server per test session, started on first
+use (and stopped when the test process exits), or calls ``pytest.skip`` with the reason it
+cannot. ``fresh_store(target)`` yields a Neo4jGraphStore on an emptied database and empties
+it again afterwards.
+
+KGRAG_TEST_NEO4J_URL (with KGRAG_TEST_NEO4J_USER, default neo4j, KGRAG_TEST_NEO4J_PASSWORD and
+optionally KGRAG_TEST_NEO4J_DATABASE) must name a throwaway database: the tests wipe it.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import pytest
+
+from kgrag.config import Neo4jSettings
+from kgrag.stores.neo4j_graph import Neo4jGraphStore
+
+NEO4J_IMAGE = "neo4j:5-community"
+# Test-only housekeeping: empties a throwaway test database between tests (no values bound).
+_WIPE = "MATCH (n) CALL { WITH n DETACH DELETE n } IN TRANSACTIONS OF 5000 ROWS"
+_WIPE_SIMPLE = "MATCH (n) DETACH DELETE n"
+
+
+@dataclass
+class BoltTarget:
+    name: str
+    settings: Callable[[str], Neo4jSettings]  # purpose (a database name where it can vary) → settings
+
+
+_targets: dict[str, BoltTarget] = {}
+_failures: dict[str, str] = {}
+
+
+class _Unavailable(Exception):
+    pass
+
+
+def _cached(name: str, start: Callable[[], BoltTarget]) -> BoltTarget:
+    if name in _failures:
+        pytest.skip(_failures[name])
+    if name not in _targets:
+        try:
+            _targets[name] = start()
+        except _Unavailable as e:
+            _failures[name] = str(e)
+            pytest.skip(str(e))
+    return _targets[name]
+
+
+def arcadedb_server() -> BoltTarget:
+    """ArcadeDB (arcadedb-embedded) with its Bolt plugin on 127.0.0.1, one database per purpose."""
+
+    def start() -> BoltTarget:
+        from kgrag.stores.neo4j_arcadedb import ArcadeBoltServer, ArcadeUnavailable
+
+        root = tempfile.mkdtemp(prefix="kgrag-arcadedb-")
+        try:
+            server = ArcadeBoltServer.start(root)
+        except (ArcadeUnavailable, OSError) as e:
+            raise _Unavailable(f"ArcadeDB Bolt server cannot start: {e}") from e
+        atexit.register(server.stop)
+        created: set[str] = set()
+
+        def settings(purpose: str) -> Neo4jSettings:
+            if purpose not in created:
+                server.create_database(purpose)
+                created.add(purpose)
+            return server.settings(purpose)
+
+        return BoltTarget("arcadedb", settings)
+
+    return _cached("arcadedb", start)
+
+
+def docker_server() -> BoltTarget:
+    """Neo4j 5 community in a container, where a Docker daemon answers (one database)."""
+
+    def start() -> BoltTarget:
+        try:
+            import docker
+
+            docker.from_env(timeout=5).ping()
+        except Exception as e:  # no daemon, no socket, no permission: all mean "cannot run"
+            raise _Unavailable(
+                f"no Docker daemon answers ({type(e).__name__}: {str(e)[:100]}); Neo4j 5 container tests skipped"
+            ) from e
+        from testcontainers.community.neo4j import Neo4jContainer
+
+        container = Neo4jContainer(NEO4J_IMAGE, password="kgrag-test-password")
+        container.start()
+        atexit.register(container.stop)
+        url = container.get_connection_url()
+        return BoltTarget("docker", lambda purpose: Neo4jSettings(
+            url=url, user="neo4j", password="kgrag-test-password", max_retry_s=5.0))
+
+    return _cached("docker", start)
+
+
+def env_server() -> BoltTarget:
+    def start() -> BoltTarget:
+        url = os.environ.get("KGRAG_TEST_NEO4J_URL")
+        if not url:
+            raise _Unavailable("KGRAG_TEST_NEO4J_URL is not set; tests against an external Neo4j skipped")
+        settings = Neo4jSettings(
+            url=url, user=os.environ.get("KGRAG_TEST_NEO4J_USER", "neo4j"),
+            password=os.environ.get("KGRAG_TEST_NEO4J_PASSWORD"),
+            database=os.environ.get("KGRAG_TEST_NEO4J_DATABASE") or None, max_retry_s=5.0,
+        )
+        return BoltTarget("env", lambda purpose: settings)
+
+    return _cached("env", start)
+
+
+def wipe(store: Neo4jGraphStore) -> None:
+    """Empty the store's database (nodes and edges; the schema stays)."""
+    with store._run.driver.session(database=store._run.settings.database) as session:
+        if store.dialect is None:  # Neo4j: batched, so a big leftover graph cannot exhaust memory
+            session.run(_WIPE).consume()
+        else:
+            session.run(_WIPE_SIMPLE).consume()
+
+
+@contextmanager
+def fresh_store(target: BoltTarget, purpose: str = "contract") -> Iterator[Neo4jGraphStore]:
+    store = Neo4jGraphStore(target.settings(purpose))
+    try:
+        wipe(store)
+        yield store
+    finally:
+        try:
+            wipe(store)
+        finally:
+            store.close()
