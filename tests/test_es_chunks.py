@@ -82,6 +82,18 @@ def test_opening_twice_adopts_the_index_and_keeps_its_chunks(server):
     assert meta[META_KEY] == MAPPING_VERSION and meta["dim"] == DIM
 
 
+def test_concurrent_first_opens_create_one_index(server):
+    """Several processes starting at once: one creates the index, the others adopt it."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    index = server[3]()
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        stores = list(pool.map(lambda _: _open(server, index, dim=DIM), range(4)))
+    assert {s.dim for s in stores} == {DIM}
+    stores[0].upsert(CORPUS, VECTORS)
+    assert all(s.count() == len(CORPUS) for s in stores)
+
+
 def test_reopening_with_another_dim_is_refused(server):
     index = server[3]()
     _open(server, index, dim=DIM)

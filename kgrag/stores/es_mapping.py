@@ -85,7 +85,11 @@ def index_mappings(dim: int | None, knn: bool) -> dict[str, Any]:
 
 
 def meta(dim: int | None, knn: bool) -> dict[str, Any]:
-    return {META_KEY: MAPPING_VERSION, "dim": dim, "knn": knn}
+    """The mapping's ``_meta`` (replaced as a whole by every mapping update)."""
+    out: dict[str, Any] = {META_KEY: MAPPING_VERSION, "knn": knn}
+    if dim is not None:
+        out["dim"] = dim
+    return out
 
 
 def filter_clauses(filters: dict[str, Any] | None) -> list[dict[str, Any]]:
