@@ -1,0 +1,176 @@
+"""What only the Neo4j graph store promises: named Cypher, schema, dialect overrides, Browser
+captions and guide, the shared driver, connection errors. Shared behaviour: tests/contract/."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from kgrag.config import Neo4jSettings
+from kgrag.stores.base import StoreError
+from kgrag.stores.cypher_loader import DEFAULT_CYPHER_DIR, CypherLoader
+from kgrag.stores.neo4j_graph import Neo4jGraphStore
+from kgrag.stores.neo4j_arcadedb import free_port
+from kgrag.types import Chunk, Document, Entity, Mention, Relation
+from tests.neo4j_servers import arcadedb_server, docker_server, env_server, fresh_store
+
+STORE_MODULES = ["neo4j_graph.py", "neo4j_writes.py", "neo4j_driver.py"]
+STORE_DIR = Path(__file__).resolve().parents[1] / "kgrag" / "stores"
+
+
+# -- the loader (no server) -------------------------------------------------------------------
+def test_every_statement_the_store_names_exists_and_every_file_is_used():
+    source = "\n".join((STORE_DIR / m).read_text() for m in STORE_MODULES)
+    named = set(re.findall(r'rows\(\s*tx,\s*"([a-z_]+)"', source)) | set(re.findall(r'run_script\("([a-z_]+)"\)', source))
+    on_disk = {p.stem for p in DEFAULT_CYPHER_DIR.glob("*.cypher")} - {"browser-guide"}
+    assert named == on_disk
+    loader = CypherLoader()
+    for name in sorted(named - {"schema", "schema_fulltext"}):
+        assert loader.statement(name)  # one non-empty statement each
+
+
+def test_no_cypher_is_built_in_python():
+    """Statements come from files; the store modules hold no Cypher keywords in strings."""
+    for module in STORE_MODULES:
+        text = (STORE_DIR / module).read_text()
+        strings = re.findall(r'"[^"\n]*"', text)
+        offenders = [s for s in strings if re.search(r"\b(MATCH|MERGE|CREATE|DELETE|UNWIND|RETURN)\b", s)]
+        assert offenders == [], module
+
+
+def test_loader_refuses_unknown_and_malformed_names(tmp_path):
+    loader = CypherLoader()
+    with pytest.raises(StoreError, match="no Cypher statement named 'no_such_statement'"):
+        loader.statement("no_such_statement")
+    for bad in ("../schema", "Schema", "a-b", ""):
+        with pytest.raises(StoreError, match="not valid"):
+            loader.statement(bad)
+    with pytest.raises(StoreError, match="does not exist"):
+        CypherLoader(tmp_path / "missing")
+
+
+def test_dialect_override_is_read_instead_of_the_reference(tmp_path):
+    (tmp_path / "arcadedb").mkdir()
+    (tmp_path / "q.cypher").write_text("// reference\nRETURN 1 AS x\n")
+    (tmp_path / "s.cypher").write_text("CREATE INDEX a IF NOT EXISTS FOR (n:A) ON (n.x);\n// two\nRETURN 2;\n")
+    (tmp_path / "arcadedb" / "s.cypher").write_text("// nothing here on ArcadeDB\n")
+    assert CypherLoader(tmp_path).statement("q") == "RETURN 1 AS x"
+    assert CypherLoader(tmp_path).script("s") == ["CREATE INDEX a IF NOT EXISTS FOR (n:A) ON (n.x)", "RETURN 2"]
+    arcade = CypherLoader(tmp_path, "arcadedb")
+    assert arcade.statement("q") == "RETURN 1 AS x"  # no override: the reference text
+    assert arcade.script("s") == []
+    assert arcade.path("s") == tmp_path / "arcadedb" / "s.cypher"
+
+
+def test_the_arcadedb_dialect_differs_only_where_named():
+    overrides = sorted(p.name for p in (DEFAULT_CYPHER_DIR / "arcadedb").glob("*.cypher"))
+    assert overrides == ["schema_fulltext.cypher"]
+    assert CypherLoader(dialect="arcadedb").script("schema_fulltext") == []
+    assert "CREATE FULLTEXT INDEX entity_names" in CypherLoader().script("schema_fulltext")[0]
+
+
+def test_unreachable_server_is_a_store_error_naming_it():
+    url = f"bolt://127.0.0.1:{free_port()}"
+    with pytest.raises(StoreError, match=re.escape(url)):
+        Neo4jGraphStore(Neo4jSettings(url=url, password="x", max_retry_s=0.5))
+
+
+# -- against a server -------------------------------------------------------------------------
+SERVERS = [
+    pytest.param(arcadedb_server, id="arcadedb", marks=pytest.mark.arcadedb),
+    pytest.param(docker_server, id="docker", marks=pytest.mark.docker),
+    pytest.param(env_server, id="env"),
+]
+
+
+@pytest.fixture(params=SERVERS)
+def store(request):
+    with fresh_store(request.param(), "store_tests") as s:
+        yield s
+
+
+def _session(store: Neo4jGraphStore):
+    return store._run.driver.session(database=store._run.settings.database)
+
+
+def _write_small(store: Neo4jGraphStore) -> None:
+    doc = Document(id="doc/1", source="a.md", title="A title", hash="h")
+    chunks = [Chunk(id="doc/1#c0", doc_id="doc/1", text="x" * 500, section_path="Intro", ordinal=0)]
+    store.write_document(doc, chunks, [Entity("lca", "LCA", aliases=["Lowest Common Ancestor"]), Entity("tree", "Tree")],
+                         [Mention("lca", "doc/1#c0"), Mention("tree", "doc/1#c0")],
+                         [Relation("tree", "lca", "doc/1#c0")])
+
+
+def test_schema_constraints_and_the_dialects_fulltext_index(store):
+    with _session(store) as session:
+        constraints = {r["name"] for r in session.run("SHOW CONSTRAINTS")}
+        indexes = {r["name"]: r["type"] for r in session.run("SHOW INDEXES")}
+    assert {"document_id", "chunk_id", "entity_key", "alias_key"} <= constraints
+    if store.dialect == "arcadedb":
+        assert "entity_names" not in indexes  # see cypher/arcadedb/schema_fulltext.cypher
+    else:
+        assert indexes.get("entity_names") == "FULLTEXT"
+    Neo4jGraphStore(store._run.settings).close()  # schema statements are idempotent
+    with _session(store) as session:
+        assert {r["name"] for r in session.run("SHOW CONSTRAINTS")} == constraints
+
+
+def test_every_node_has_a_readable_caption_and_the_design_model(store):
+    _write_small(store)
+    with _session(store) as session:
+        captions = {(r["label"], r["name"]) for r in session.run(
+            "MATCH (n) RETURN labels(n)[0] AS label, n.name AS name")}
+        chunk = session.run("MATCH (:Document {id: 'doc/1'})-[:HAS_CHUNK]->(c:Chunk) RETURN c").single()["c"]
+        related = session.run("MATCH (:Entity)-[r:RELATED]->(:Entity) RETURN r").single()["r"]
+    assert captions == {("Document", "A title"), ("Chunk", "doc/1#c0"), ("Entity", "LCA"), ("Entity", "Tree"),
+                        ("Alias", "lca"), ("Alias", "lowest common ancestor"), ("Alias", "tree")}
+    assert len(chunk["preview"]) == 200 and chunk["section_path"] == "Intro"
+    assert (related["type"], related["weight"], related["chunk_id"]) == ("CO_OCCURS", 1.0, "doc/1#c0")
+
+
+def test_browser_guide_queries_run_with_their_parameters(store):
+    _write_small(store)
+    text = (DEFAULT_CYPHER_DIR / "browser-guide.cypher").read_text()
+    body = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("//"))
+    queries = [q.strip() for q in body.split(";") if q.strip()]
+    assert len(queries) == 9
+    params = {"key": "lca", "alias": "lowest common ancestor", "doc_id": "doc/1", "limit": 25}
+    results = []
+    with _session(store) as session:
+        for query in queries:
+            if "db.index.fulltext" in query and store.dialect == "arcadedb":
+                continue  # the one query the dialect cannot serve (no full-text index over Bolt)
+            results.append(session.run(query, params).data())
+    assert results[0][0]["aliases"] == ["LCA", "Lowest Common Ancestor"]
+    assert sorted(results[0][0]["alias_keys"]) == ["lca", "lowest common ancestor"]
+    assert [r["neighbour"] for r in results[3]] == ["tree"]
+    assert [r["chunk"] for r in results[4]] == ["doc/1#c0"]
+    assert {r["key"]: r["neighbours"] for r in results[5]} == {"lca": 1, "tree": 1}
+    assert [(r["id"], r["chunks"]) for r in results[6]] == [("doc/1", 1)]
+
+
+def test_stores_share_one_driver_per_server(store):
+    other = Neo4jGraphStore(store._run.settings)
+    try:
+        assert other._run.driver is store._run.driver
+    finally:
+        other.close()
+    assert store.stats()["documents"] == 0  # closing one store leaves the shared driver open
+
+
+def test_closed_store_refuses_with_a_clear_error(store):
+    other = Neo4jGraphStore(store._run.settings)
+    other.close()
+    with pytest.raises(StoreError, match="closed"):
+        other.stats()
+
+
+def test_an_invalid_document_is_refused_before_any_write(store):
+    doc = Document(id="d", source="s")
+    with pytest.raises(StoreError, match="belongs to document 'other'"):
+        store.write_document(doc, [Chunk(id="c", doc_id="other", text="t")], [], [], [])
+    with pytest.raises(StoreError, match="metadata is not JSON-serializable"):
+        store.write_document(Document(id="d", source="s", metadata={"x": object()}), [], [], [], [])
+    assert store.stats()["documents"] == 0
