@@ -174,3 +174,17 @@ def test_an_invalid_document_is_refused_before_any_write(store):
     with pytest.raises(StoreError, match="metadata is not JSON-serializable"):
         store.write_document(Document(id="d", source="s", metadata={"x": object()}), [], [], [], [])
     assert store.stats()["documents"] == 0
+
+
+@pytest.mark.arcadedb
+def test_factory_builds_the_neo4j_store_from_settings(tmp_path):
+    from kgrag.config import Settings
+    from kgrag.stores.factory import build_graph_store
+
+    server = arcadedb_server().settings("store_tests")
+    built = build_graph_store(Settings(data_dir=tmp_path, graph_store="neo4j", neo4j=server.model_dump()))
+    try:
+        assert isinstance(built, Neo4jGraphStore) and built.dialect == "arcadedb"
+        assert set(built.stats()) == {"documents", "chunks", "entities", "aliases", "mentions", "relations"}
+    finally:
+        built.close()

@@ -29,7 +29,11 @@ def build_graph_store(settings: Settings) -> GraphStore:
 
         settings.data_dir.mkdir(parents=True, exist_ok=True)
         return SqliteGraphStore(settings.data_dir / "graph.sqlite")
+    if settings.graph_store == "neo4j":
+        from kgrag.stores.neo4j_graph import Neo4jGraphStore
+
+        return Neo4jGraphStore(settings.neo4j)
     raise ValueError(
         f"graph_store {settings.graph_store!r} is not available in this build "
-        "(supported: sqlite)"
+        "(supported: sqlite, neo4j)"
     )
