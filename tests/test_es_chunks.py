@@ -301,3 +301,35 @@ def test_bm25_ranks_like_the_sqlite_store(osmem, tmp_path):
             assert es_hits[0] == sqlite_hits[0], q
     finally:
         sqlite.close()
+
+
+# -- with the ingestion job --------------------------------------------------------------------
+@pytest.mark.slow
+def test_ingest_job_writes_the_same_chunks_and_bm25_as_into_sqlite(osmem, components, embedder, recognizer, tmp_path):
+    """The real ingest job (shipped models) over the demo corpus, once into the embedded stores,
+    once with the Elasticsearch chunk index: same chunks, same vectors, same BM25 top hits."""
+    from importlib.resources import files
+
+    from kgrag.components import Components
+    from kgrag.config import Settings
+
+    corpus = files("kgrag") / "demo" / "corpus"
+    components.ingest_job().run([str(corpus)], progress=False)
+    es_components = Components(Settings(data_dir=tmp_path / "es-kb"), embedder=embedder, recognizer=recognizer)
+    es_components._chunk_index = _open(osmem, osmem[3]())  # the graph stays embedded
+    try:
+        es_components.ingest_job().run([str(corpus)], progress=False)
+        sqlite, es = components.chunk_index, es_components.chunk_index
+        expected = {c.id: (c, v) for c, v in sqlite.iter_chunks()}
+        got = {c.id: (c, v) for c, v in es.iter_chunks()}
+        assert got.keys() == expected.keys() and len(got) > 30
+        for cid, (chunk, vec) in got.items():
+            assert chunk == expected[cid][0]
+            assert (vec is None) == (expected[cid][1] is None)
+            if vec is not None:
+                np.testing.assert_array_equal(vec, expected[cid][1])
+        assert es.document_ids() == sqlite.document_ids()
+        for query in ("lowest common ancestor", "最近公共祖先", "管理员 权限", "administrator role permissions"):
+            assert _ids(es.search_bm25(query, 3))[:1] == _ids(sqlite.search_bm25(query, 3))[:1], query
+    finally:
+        es_components.close()
