@@ -1,0 +1,230 @@
+"""Cross-encoder rerankers: one loaded model scores (question, passage) pairs.
+
+Two loaders for one kind of model (a transformer with a one-logit classification head):
+
+* ``FlagEmbeddingReranker``: FlagEmbedding's ``FlagReranker``, used for the encoder-only
+  bge-reranker family (base, large, v2-m3), the loader those models are published for. It caps
+  the question at 3/4 of ``max_length`` and truncates only the passage.
+* ``CrossEncoderReranker``: sentence-transformers ``CrossEncoder`` for any other local
+  cross-encoder directory.
+
+Scores are the model's raw logits by default (``normalize=False``): unbounded, higher = more
+relevant, comparable only within one model. ``retrieval.min_score`` is applied to exactly these
+numbers, so a threshold tuned for one model means nothing for another; ``normalize=True`` maps
+them through a sigmoid into (0, 1) (the same order). Both loaders give the same logits for pairs
+under ``max_length`` tokens (they differ only in how they truncate longer ones).
+
+Weights are never downloaded: the path must be a local directory. Both libraries are imported
+on first load (FlagEmbedding takes ~5 s to import), so importing this module is cheap.
+
+Thread safety: the Flask server scores from several threads sharing one model. Fast tokenizers
+raise "Already borrowed" under concurrent use and one forward pass already uses every core, so
+each reranker serializes its calls with a lock.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+from kgrag.config import RetrievalSettings
+
+# Longer pairs are truncated (the passage side). 512 is what both the bge-rerankers and
+# BERT-sized cross-encoders are trained with; chunks are far shorter.
+DEFAULT_MAX_LENGTH = 512
+
+
+class RerankerError(Exception):
+    """A reranker could not be built (missing or unusable model directory)."""
+
+
+@runtime_checkable
+class Reranker(Protocol):
+    name: str  # shown in the query trace: "<loader>:<configured path>"
+
+    def score(self, query: str, texts: Sequence[str]) -> list[float]:
+        """One score per text, in input order; higher = more relevant to ``query``."""
+
+
+def _force_offline() -> None:
+    # Must precede the first import of huggingface_hub / transformers, which read these once.
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+
+def _model_dir(path: str | Path) -> Path:
+    model_dir = Path(path).expanduser()
+    if not model_dir.is_dir():
+        raise RerankerError(
+            f"reranker model directory {str(model_dir)!r} does not exist "
+            "(retrieval.reranker_path must name a local cross-encoder directory; weights are never downloaded)"
+        )
+    if not (model_dir / "config.json").is_file():
+        raise RerankerError(f"{str(model_dir)!r} is not a transformers model directory (no config.json)")
+    return model_dir
+
+
+def _read_config(model_dir: Path) -> dict:
+    try:
+        return json.loads((model_dir / "config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        raise RerankerError(f"cannot read {str(model_dir / 'config.json')!r}: {e}") from e
+
+
+def is_bge_reranker(model_dir: Path) -> bool:
+    """Whether a directory holds a bge-reranker model: its path (any part, so a Hugging Face
+    cache snapshot ``models--BAAI--bge-reranker-v2-m3/snapshots/<hash>`` counts) or its
+    config's ``_name_or_path`` says so."""
+    names = [part.lower() for part in model_dir.parts]
+    names.append(str(_read_config(model_dir).get("_name_or_path") or "").lower())
+    return any("bge-reranker" in name for name in names)
+
+
+class _LockedReranker:
+    """What both loaders share: empty input, the lock, plain float scores in input order."""
+
+    name: str
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+
+    def _score_pairs(self, pairs: list[tuple[str, str]]) -> Sequence[float]:
+        raise NotImplementedError
+
+    def score(self, query: str, texts: Sequence[str]) -> list[float]:
+        if isinstance(texts, str):
+            raise TypeError("texts must be a sequence of strings, not one string")
+        if not texts:
+            return []
+        pairs = [(query, text) for text in texts]
+        with self._lock:
+            scores = self._score_pairs(pairs)
+        out = [float(s) for s in scores]
+        if len(out) != len(texts):  # a library contract we rely on for the zip in the pipeline
+            raise RerankerError(f"reranker {self.name} returned {len(out)} scores for {len(texts)} texts")
+        return out
+
+
+class CrossEncoderReranker(_LockedReranker):
+    """Any local cross-encoder directory through sentence-transformers ``CrossEncoder``."""
+
+    def __init__(
+        self,
+        path: str | Path,
+        batch_size: int = 32,
+        max_length: int = DEFAULT_MAX_LENGTH,
+        normalize: bool = False,
+        device: str = "cpu",
+    ):
+        super().__init__()
+        model_dir = _model_dir(path)
+        _force_offline()
+        import torch
+        from sentence_transformers import CrossEncoder
+
+        # CrossEncoder's default activation for one-label models is a sigmoid; pin it so both
+        # loaders return the same kind of number.
+        activation = torch.nn.Sigmoid() if normalize else torch.nn.Identity()
+        try:
+            self._model = CrossEncoder(
+                str(model_dir), device=device, local_files_only=True, max_length=max_length, activation_fn=activation
+            )
+        except (OSError, ValueError) as e:
+            raise RerankerError(f"cannot load cross-encoder from {str(model_dir)!r}: {e}") from e
+        if self._model.num_labels != 1:
+            raise RerankerError(
+                f"{str(model_dir)!r} has {self._model.num_labels} output labels; a reranker needs a one-logit relevance head"
+            )
+        self.name = f"cross-encoder:{path}"
+        self.batch_size = batch_size
+
+    def _score_pairs(self, pairs: list[tuple[str, str]]) -> Sequence[float]:
+        return self._model.predict(pairs, batch_size=self.batch_size, show_progress_bar=False, convert_to_numpy=True).tolist()
+
+
+def _silence_flag_progress_bars() -> None:
+    """FlagReranker draws two tqdm bars on stderr whenever a call has at least ``batch_size``
+    pairs, with no option to turn them off; in a server that is two bars per query. Swap the
+    module's tqdm for a disabled one (only FlagEmbedding's encoder-only reranker reads these
+    names)."""
+    from FlagEmbedding.inference.reranker.encoder_only import base
+
+    for attr in ("tqdm", "trange"):
+        original = getattr(base, attr, None)
+        if original is None or getattr(original, "_kgrag_silenced", False):
+            continue
+
+        def silenced(*args, _original=original, **kwargs):
+            kwargs["disable"] = True
+            return _original(*args, **kwargs)
+
+        silenced._kgrag_silenced = True
+        setattr(base, attr, silenced)
+
+
+class FlagEmbeddingReranker(_LockedReranker):
+    """An encoder-only bge-reranker (base, large, v2-m3) through FlagEmbedding's ``FlagReranker``.
+
+    Cost note (FlagEmbedding 1.4.2): every ``compute_score`` call first runs one extra forward
+    pass over its first (longest) batch to probe for out-of-memory errors, then scores
+    everything; the probe's scores are discarded. A call of n pairs therefore costs about
+    n + min(n, batch_size) pair-forwards. Scoring all candidates in one call keeps that to one
+    probe per query.
+    """
+
+    def __init__(
+        self,
+        path: str | Path,
+        batch_size: int = 32,
+        max_length: int = DEFAULT_MAX_LENGTH,
+        normalize: bool = False,
+        device: str = "cpu",
+    ):
+        super().__init__()
+        model_dir = _model_dir(path)
+        architectures = _read_config(model_dir).get("architectures") or []
+        if not any(a.endswith("ForSequenceClassification") for a in architectures):
+            raise RerankerError(
+                f"{str(model_dir)!r} is not an encoder-only cross-encoder (architectures {architectures}); "
+                "LLM-based bge rerankers (gemma, minicpm-layerwise) are not supported"
+            )
+        _force_offline()
+        from FlagEmbedding import FlagReranker
+
+        _silence_flag_progress_bars()
+        try:
+            self._model = FlagReranker(
+                str(model_dir),
+                use_fp16=device != "cpu",  # fp16 matmuls are slow or unsupported on CPU
+                devices=[device],  # one device: no multi-process pool
+                batch_size=batch_size,
+                max_length=max_length,
+                normalize=normalize,
+            )
+        except (OSError, ValueError) as e:
+            raise RerankerError(f"cannot load bge-reranker from {str(model_dir)!r}: {e}") from e
+        num_labels = getattr(self._model.model.config, "num_labels", 1)
+        if num_labels != 1:
+            raise RerankerError(f"{str(model_dir)!r} has {num_labels} output labels; a reranker needs a one-logit relevance head")
+        self.name = f"flag:{path}"
+        self.batch_size = batch_size
+
+    def _score_pairs(self, pairs: list[tuple[str, str]]) -> Sequence[float]:
+        scores = self._model.compute_score(pairs, batch_size=self.batch_size)
+        return scores if isinstance(scores, list) else [scores]
+
+
+def build_reranker(
+    settings: RetrievalSettings, device: str = "cpu", normalize: bool = False
+) -> CrossEncoderReranker | FlagEmbeddingReranker | None:
+    """The reranker at ``settings.reranker_path``, loaded now (call once per process), or None
+    when no path is configured (the fused order stands)."""
+    if settings.reranker_path is None:
+        return None
+    model_dir = _model_dir(settings.reranker_path)
+    loader = FlagEmbeddingReranker if is_bge_reranker(model_dir) else CrossEncoderReranker
+    return loader(settings.reranker_path, batch_size=settings.reranker_batch_size, normalize=normalize, device=device)
