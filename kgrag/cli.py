@@ -182,5 +182,9 @@ def query(settings: Settings, question: str, top_k: int | None, modes: tuple[str
         click.echo(f"{i:2d}. {hit.score:.4f} {hit.chunk.id}  [{paths}]  {hit.chunk.text[:80]!r}")
 
 
+from kgrag.cli_transfer import transfer as _transfer  # noqa: E402  (its own module: kgrag.transfer)
+
+main.add_command(_transfer)
+
 if __name__ == "__main__":
     main()
