@@ -116,3 +116,55 @@ def test_transfer_to_neo4j_on_arcadedb_and_back(tmp_path, components, settings, 
             assert _graph_hits(home) == expected_hits
         finally:
             home.close()
+
+
+@pytest.mark.arcadedb
+def test_cli_transfer_reports_and_verifies(tmp_path, monkeypatch):
+    """`kgrag transfer` end to end through click, on stores filled without models."""
+    import json
+
+    from click.testing import CliRunner
+
+    from kgrag.cli import main
+    from kgrag.stores.sqlite_chunks import SqliteChunkIndex
+    from kgrag.stores.sqlite_graph import SqliteGraphStore
+    from kgrag.types import Chunk, Document, Mention, Relation
+
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    graph, index = SqliteGraphStore(kb / "graph.sqlite"), SqliteChunkIndex(kb / "chunks.sqlite")
+    try:
+        for d in range(3):
+            doc = Document(id=f"d{d}", source=f"d{d}.txt", title=f"Doc {d}", hash=f"h{d}")
+            chunks = [Chunk(id=f"d{d}#c{i}", doc_id=doc.id, text=f"text {d} {i}", ordinal=i) for i in range(2)]
+            vectors = np.eye(4, dtype=np.float32)[:2]
+            index.upsert(chunks, vectors)
+            graph.write_document(doc, chunks, [Entity("a", "A"), Entity(f"e{d}", f"E{d}")],
+                                 [Mention("a", chunks[0].id), Mention(f"e{d}", chunks[1].id)],
+                                 [Relation("a", f"e{d}", chunks[1].id)])
+    finally:
+        graph.close()
+        index.close()
+
+    server = arcadedb_server()
+    with fresh_store(server, "transfer_cli") as target:
+        neo4j = server.settings("transfer_cli")
+        for key, value in (("URL", neo4j.url), ("USER", neo4j.user), ("PASSWORD", neo4j.password),
+                           ("DATABASE", neo4j.database)):
+            monkeypatch.setenv(f"KGRAG_NEO4J__{key}", value)
+        run = CliRunner().invoke(main, ["--data-dir", str(kb), "transfer", "--to", "neo4j", "--json", "--no-progress"])
+        assert run.exit_code == 0, run.output
+        body = json.loads(run.output)
+        assert body["ok"] is True and "chunks" not in body
+        assert body["graph"]["written"]["documents"] == 3 and body["graph"]["mismatches"] == []
+        assert target.stats() == {"documents": 3, "chunks": 6, "entities": 4, "aliases": 4, "mentions": 6,
+                                  "relations": 3}
+        target.delete_document("d0")  # the target now lacks a document: a rerun restores it
+        run = CliRunner().invoke(main, ["--data-dir", str(kb), "transfer", "--to", "neo4j", "--no-progress"])
+        assert run.exit_code == 0, run.output
+        assert "1 documents, 2 skipped" in run.output and "verified" in run.output
+        shrunk = SqliteGraphStore(kb / "graph.sqlite")
+        shrunk.delete_document("d1")  # the source shrinks: the target's extra document is reported
+        shrunk.close()
+        run = CliRunner().invoke(main, ["--data-dir", str(kb), "transfer", "--to", "neo4j", "--no-progress"])
+        assert run.exit_code == 1 and "MISMATCH" in run.output and "the source lacks" in run.output
