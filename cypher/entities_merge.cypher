@@ -1,5 +1,5 @@
-// Create or merge entities. An existing entity keeps its name and type; curated sticks once
-// set. Aliases arrive as {surface, normalized} pairs (the name first) and are appended unless
+// Create or merge entities, one row per key (the store folds repeats first). An existing
+// entity keeps its name and type; curated sticks once set. Aliases arrive as {surface, normalized} pairs (the name first) and are appended unless
 // the entity already has that normalized form: reduce() folds them into the two parallel
 // lists, so neither a repeat inside one batch nor one already stored becomes a duplicate.
 // Each normalized alias is also an (:Alias) node, so alias lookups use an index.
@@ -9,11 +9,11 @@ MERGE (e:Entity {key: row.key})
                 e.aliases = [], e.alias_keys = []
   ON MATCH SET e.curated = e.curated OR row.curated
 WITH e, row,
-     reduce(acc = {surfaces: e.aliases, keys: e.alias_keys}, alias IN row.aliases |
-       CASE WHEN alias.normalized IN acc.keys THEN acc
-            ELSE {surfaces: acc.surfaces + [alias.surface], keys: acc.keys + [alias.normalized]}
+     reduce(acc = {surfaces: e.aliases, forms: e.alias_keys}, alias IN row.aliases |
+       CASE WHEN alias.normalized IN acc.forms THEN acc
+            ELSE {surfaces: acc.surfaces + [alias.surface], forms: acc.forms + [alias.normalized]}
        END) AS merged
-SET e.aliases = merged.surfaces, e.alias_keys = merged.keys,
+SET e.aliases = merged.surfaces, e.alias_keys = merged.forms,
     e.alias_text = reduce(text = '', surface IN merged.surfaces | text + surface + '\n')
 WITH e
 UNWIND e.alias_keys AS alias_key

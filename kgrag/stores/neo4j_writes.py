@@ -28,7 +28,11 @@ def batches(rows: Sequence[Any], size: int = BATCH) -> Iterable[Sequence[Any]]:
 
 # -- rows (validated before any transaction opens) -------------------------------------------
 def entity_rows(entities: Sequence[Entity]) -> list[dict[str, Any]]:
-    rows = []
+    """One row per key: repeats of a key are folded here (first name and type win, aliases
+    add up, curated if any is), so no statement sees a key twice. Within one statement Neo4j
+    may read every row before writing any (an Eager plan), which would let one repeat's
+    aliases overwrite another's."""
+    rows: dict[str, dict[str, Any]] = {}
     for e in entities:
         if not isinstance(e.key, str) or not e.key:
             raise StoreError(f"entity {e.name!r}: key must be a non-empty string, got {e.key!r}")
@@ -37,8 +41,13 @@ def entity_rows(entities: Sequence[Entity]) -> list[dict[str, Any]]:
             for surface in (e.name, *e.aliases)
             if (normalized := normalize_alias(surface))
         ]
-        rows.append({"key": e.key, "name": e.name, "type": e.type, "curated": bool(e.curated), "aliases": aliases})
-    return rows
+        row = rows.get(e.key)
+        if row is None:
+            rows[e.key] = {"key": e.key, "name": e.name, "type": e.type, "curated": bool(e.curated), "aliases": aliases}
+        else:
+            row["aliases"] += aliases
+            row["curated"] = row["curated"] or bool(e.curated)
+    return list(rows.values())
 
 
 def document_row(what: str, doc: Document) -> dict[str, Any]:

@@ -89,6 +89,14 @@ def test_entity_merge_adds_aliases_without_normalized_duplicates(two_docs):
         "arbre": ["tree"], "tree": ["tree"], "trees": ["tree"]}
 
 
+def test_an_entity_given_twice_in_one_call_keeps_both_alias_lists(graph_store):
+    graph_store.upsert_entities([Entity(key="lca", name="LCA", aliases=["Lowest Common Ancestor"]),
+                                 Entity(key="lca", name="L.C.A.", type="OTHER", aliases=["最近公共祖先"], curated=True)])
+    lca = graph_store.get_entity("lca")
+    assert (lca.name, lca.type, lca.curated) == ("LCA", "CONCEPT", True)
+    assert sorted(lca.aliases) == sorted(["LCA", "Lowest Common Ancestor", "最近公共祖先"])
+
+
 def test_alias_table_lists_every_entity_claiming_an_alias(graph_store):
     graph_store.upsert_entities([
         Entity(key="apple fruit", name="Apple (fruit)", aliases=["Apple", "pomme"]),
