@@ -1,7 +1,8 @@
 // Create or merge entities, one row per key (the store folds repeats first). An existing
-// entity keeps its name and type; curated sticks once set. Aliases arrive as {surface, normalized} pairs (the name first) and are appended unless
-// the entity already has that normalized form: reduce() folds them into the two parallel
-// lists, so neither a repeat inside one batch nor one already stored becomes a duplicate.
+// entity keeps its name and type; curated sticks once set. Aliases arrive as
+// {surface, normalized} pairs (the name first) and are appended unless the entity already
+// has that normalized form: reduce() folds them into the two parallel lists, so neither a
+// repeat inside one row nor one already stored becomes a duplicate.
 // Each normalized alias is also an (:Alias) node, so alias lookups use an index.
 UNWIND $rows AS row
 MERGE (e:Entity {key: row.key})
