@@ -186,5 +186,10 @@ from kgrag.cli_transfer import transfer as _transfer  # noqa: E402  (its own mod
 
 main.add_command(_transfer)
 
+from kgrag.eval.cli import eval_command  # noqa: E402  (registered last: see kgrag/eval)
+
+main.add_command(eval_command)
+
+
 if __name__ == "__main__":
     main()

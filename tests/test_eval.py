@@ -1,0 +1,296 @@
+"""The evaluation harness: metric functions on hand-computed cases, the runner on a tiny set
+whose BM25 outcome is fixed by construction, the knowledge-base reuse rules, and the CLI end to
+end on the shared ``hipporag_sample`` set (one subprocess: it loads its own models)."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kgrag.eval import metrics as m
+from kgrag.eval.answers import answer_contains, answer_exact, check_citations, normalize_answer
+from kgrag.eval.data import EvalDataError, check_gold_in_corpus, load_corpus, load_queries
+from kgrag.eval.kb import MANIFEST, KnowledgeBaseError, default_kb_dir, reset_kb_dir
+from kgrag.eval.runner import EvalConfigError, parse_modes, run_eval
+from kgrag.generate.types import Answer, Citation
+from kgrag.retrieve.types import Hit
+from kgrag.types import Chunk
+from tests.conftest import bench_path, write_jsonl
+
+LOG2_3 = math.log2(3)
+
+
+# -- metrics ------------------------------------------------------------------------------------
+def test_recall_all_gold_ndcg_mrr_with_duplicates():
+    # Distinct ranking: a b c d; gold {a, c} (the duplicate "a" in gold counts once).
+    ranked, gold = ["a", "b", "a", "c", "d"], ["c", "a", "a"]
+    assert m.distinct(ranked) == ["a", "b", "c", "d"]
+    assert m.recall_at_k(ranked, gold, 1) == 0.5
+    assert m.recall_at_k(ranked, gold, 2) == 0.5
+    assert m.recall_at_k(ranked, gold, 3) == 1.0  # "c" is third among distinct ids, not fourth
+    assert m.all_gold_at_k(ranked, gold, 2) == 0.0
+    assert m.all_gold_at_k(ranked, gold, 3) == 1.0
+    # DCG = 1/log2(2) + 1/log2(4) = 1.5; ideal = 1 + 1/log2(3).
+    assert m.ndcg_at_k(ranked, gold, 10) == pytest.approx(1.5 / (1 + 1 / LOG2_3))
+    assert m.ndcg_at_k(ranked, gold, 1) == pytest.approx(1.0)  # ideal@1 is one gold at rank 1
+    assert m.reciprocal_rank(ranked, gold) == 1.0
+    assert m.gold_ranks(ranked, gold) == {"c": 3, "a": 1}
+
+
+def test_mrr_counts_first_gold_over_distinct_ids():
+    # The repeated "x" (three chunks of one passage) occupies one rank, so gold "g" is second.
+    assert m.reciprocal_rank(["x", "x", "x", "g"], ["g"]) == 0.5
+    assert m.recall_at_k(["x", "x", "x", "g"], ["g"], 2) == 1.0
+    # Two gold passages: the first one found decides (rank 2), not the better-listed gold.
+    assert m.reciprocal_rank(["x", "g2", "g1"], ["g1", "g2"]) == 0.5
+    assert m.ndcg_at_k(["x", "g2", "g1"], ["g1", "g2"], 10) == pytest.approx(
+        (1 / LOG2_3 + 1 / 2) / (1 + 1 / LOG2_3))
+
+
+def test_missing_gold_scores_zero_and_empty_gold_is_refused():
+    assert m.recall_at_k(["x", "y"], ["z"], 10) == 0.0
+    assert m.ndcg_at_k(["x", "y"], ["z"], 10) == 0.0
+    assert m.reciprocal_rank([], ["z"]) == 0.0
+    assert m.gold_ranks(["x"], ["z"]) == {"z": None}
+    with pytest.raises(ValueError, match="at least one gold"):
+        m.recall_at_k(["x"], [], 5)
+    with pytest.raises(ValueError, match="k must be at least 1"):
+        m.ndcg_at_k(["x"], ["x"], 0)
+
+
+def test_percentiles_interpolate():
+    assert m.percentiles([4, 1, 3, 2]) == {"p50": 2.5, "p95": 3.85}
+    assert all(math.isnan(v) for v in m.percentiles([]).values())
+
+
+def test_answer_normalisation():
+    assert normalize_answer("The  Beatles!") == "beatles"
+    assert answer_exact("the Beatles.", ["Beatles"])
+    assert answer_contains("It was the Eiffel Tower, in Paris.", ["eiffel tower"])
+    assert not answer_contains("19550 people", ["1955"])  # whole words only
+    assert answer_contains("ＡＢＣ Corp", ["abc corp"])  # NFKC: full-width letters
+    # CJK: whitespace and punctuation ignored, full-width hyphen folded by NFKC.
+    assert answer_contains("《战国无双3》由光荣和ω－force合作开发。", ["光荣和ω-force"])
+    assert not answer_contains("anything at all", ["The"])  # a gold of only an article matches nothing
+    assert not answer_exact("Paris, France", ["Paris"])
+
+
+def _hit(cid: str, doc: str, text: str) -> Hit:
+    return Hit(Chunk(id=cid, doc_id=doc, text=text, title=doc), 1.0)
+
+
+def _citation(n: int, chunk_id: str, doc_id: str) -> Citation:
+    return Citation(n, chunk_id, doc_id, "", doc_id, None, "", "")
+
+
+def test_citation_checks():
+    hits = [_hit("c1", "d1", "Paris is the capital of France."),
+            _hit("c2", "d2", "Berlin is the capital of Germany.")]
+    text = ("Paris is the capital of France [1]. Berlin is the capital of Germany [1]. "
+            "Rome is the capital of Italy [3].")
+    answer = Answer(text, [_citation(1, "c1", "d1"), _citation(3, "c9", "d9")], False, "llm")
+    checks = {c.n: c for c in check_citations(answer, hits, gold_ids=["d1"])}
+    assert (checks[1].retrieved, checks[1].supported, checks[1].gold) == (True, True, True)
+    assert (checks[3].retrieved, checks[3].precise, checks[3].gold) == (False, False, False)
+    # A citation whose chunk is retrieved but shares nothing with the sentence citing it.
+    answer = Answer("Rome is the capital of Italy [2].", [_citation(2, "c2", "d2")], False, "llm")
+    (check,) = check_citations(answer, hits, gold_ids=["d1"])
+    assert check.retrieved and not check.supported
+
+
+# -- data -----------------------------------------------------------------------------------------
+def test_query_file_errors_name_the_line(tmp_path):
+    path = tmp_path / "q.jsonl"
+    path.write_text('{"id": "a", "question": "x?", "gold_ids": ["1"]}\n{"id": "b", "question": "y?"}\n')
+    with pytest.raises(EvalDataError, match=r"line 2: field 'gold_ids'"):
+        load_queries(path)
+    assert [q.id for q in load_queries(path, limit=1)] == ["a"]
+    path.write_text('{"id": "a", "question": "x?", "gold_ids": ["1"]}\n{"id": "a", "question": "y?", "gold_ids": [2]}\n')
+    with pytest.raises(EvalDataError, match="line 2: query id 'a' already used on line 1"):
+        load_queries(path)
+    path.write_text('{"id": "a", "question": "x?", "gold_ids": ["1"]}\nnot json\n')
+    with pytest.raises(EvalDataError, match="line 2: not valid JSON"):
+        load_queries(path)
+
+
+def test_gold_ids_must_be_corpus_ids(tmp_path):
+    corpus = load_corpus(write_jsonl(tmp_path / "corpus.jsonl", [{"id": 7, "title": "T", "text": "x"}]))
+    assert corpus.titles == {"7": "T"}  # integer ids become the document ids ingestion uses
+    queries = load_queries(write_jsonl(tmp_path / "q.jsonl", [{"id": "q", "question": "x?", "gold_ids": [7, "8"]}]))
+    with pytest.raises(EvalDataError, match=r"1 gold id\(s\) are not ids of corpus .*'8' \(query 'q'\)"):
+        check_gold_in_corpus(queries, corpus)
+
+
+def test_parse_modes():
+    names = [mode.name for mode in parse_modes(None, reranker=False)]
+    assert names == ["bm25", "dense", "graph", "bm25+dense", "bm25+dense+graph"]
+    assert [mode.name for mode in parse_modes(None, reranker=True)][-1] == "bm25+dense+graph+rerank"
+    (mode,) = parse_modes("Dense+BM25+dense", reranker=False)
+    assert (mode.name, mode.paths, mode.rerank) == ("dense+bm25", ("dense", "bm25"), False)
+    with pytest.raises(EvalConfigError, match="unknown path"):
+        parse_modes("bm25+sparse", reranker=False)
+    with pytest.raises(EvalConfigError, match="needs a reranker"):
+        parse_modes("bm25+rerank", reranker=False)
+
+
+# -- the runner on a tiny set ---------------------------------------------------------------------
+def _lantern_text() -> str:
+    # Long enough for several chunks; every paragraph names the quorvex so BM25 finds several
+    # chunks of this one passage (it must count once).
+    paragraphs = [
+        f"Paragraph {i}: the quorvex of the old tower burns with a pale flame. Keepers trimmed its wick "
+        f"every evening and wrote the hours in a ledger, one entry per night, for {i + 3} generations. "
+        "Travellers saw the light from far across the valley and turned their carts towards it."
+        for i in range(12)
+    ]
+    return "\n\n".join(paragraphs)
+
+
+TINY_CORPUS = [
+    {"id": "t-lantern", "title": "Tower Light", "text": _lantern_text()},
+    {"id": "t-brim", "title": "Brimhollow",
+     "text": "Brimhollow is a village where the zentharp festival is held each spring."},
+    {"id": "t-mirelda", "title": "Mirelda Osk",
+     "text": "Mirelda Osk is a sculptor who carved stone figures for many gardens."},
+    {"id": "t-orchard", "title": "Plumtide",
+     "text": "Plumtide is an orchard on a hill, planted with pear trees."},
+    {"id": "t-harbor", "title": "Selk Harbor",
+     "text": "Selk Harbor shelters fishing boats during winter storms."},
+]
+# BM25 only ranks passages sharing a query term, and every term below is in one passage only:
+# q1 finds its gold first; q2 finds one of two golds (the other shares no term); q3 finds a
+# passage that is not its gold.
+TINY_QUERIES = [
+    {"id": "q1", "question": "Which quorvex?", "answers": ["pale flame"], "gold_ids": ["t-lantern"]},
+    {"id": "q2", "question": "zentharp brimhollow?", "answers": ["Mirelda Osk"], "gold_ids": ["t-brim", "t-mirelda"]},
+    {"id": "q3", "question": "plumtide?", "answers": ["Selk"], "gold_ids": ["t-harbor"]},
+]
+
+
+@pytest.fixture
+def tiny_set(tmp_path):
+    return write_jsonl(tmp_path / "corpus.jsonl", TINY_CORPUS), write_jsonl(tmp_path / "queries.jsonl", TINY_QUERIES)
+
+
+def test_tiny_set_bm25_metrics_match_hand_computation(components, tiny_set):
+    corpus, queries = tiny_set
+    report = run_eval(components, corpus, queries, modes="bm25,dense,bm25+dense+graph", answers=True)
+    bm25 = report.mode("bm25")
+    # q1: 1 at every k; q2: 1/2 at every k; q3: 0.
+    assert bm25.recall == {"1": 0.5, "2": 0.5, "5": 0.5, "10": 0.5}
+    assert bm25.all_gold_at_5 == pytest.approx(1 / 3)
+    assert bm25.ndcg_at_10 == pytest.approx((1 + 1 / (1 + 1 / LOG2_3) + 0) / 3)
+    assert bm25.mrr == pytest.approx(2 / 3)
+    rows = {r["id"]: r["modes"]["bm25"] for r in report.per_query}
+    assert rows["q1"]["ranked"] == ["t-lantern"] and rows["q1"]["chunks"] >= 2  # chunks -> one passage
+    assert rows["q2"]["gold_ranks"] == {"t-brim": 1, "t-mirelda": None}
+    assert rows["q2"]["missed"]["10"] == ["t-mirelda"]
+    assert rows["q3"]["ranked"] == ["t-orchard"] and rows["q3"]["rr"] == 0.0
+    assert report.ingest.reused is False and report.ingest.documents == 5
+
+    # Dense ranks every passage of a 5-passage corpus: all gold lies in the top 5.
+    dense = report.mode("dense")
+    assert dense.recall["5"] == dense.all_gold_at_5 == 1.0
+    for mode in report.modes:  # every summary is the mean of its per-query values
+        rows = [r["modes"][mode.mode] for r in report.per_query]
+        assert mode.mrr == pytest.approx(sum(r["rr"] for r in rows) / 3)
+        for r in rows:
+            first = min((rank for rank in r["gold_ranks"].values() if rank), default=None)
+            assert r["rr"] == (1 / first if first else 0.0)
+        assert {"total", "fusion"} <= set(mode.latency_ms)
+        assert mode.foreign_hits == 0
+    assert "dense" in report.mode("bm25+dense+graph").latency_ms
+
+    # The extractive answerer quotes retrieved sentences: every citation is precise.
+    assert report.answers is not None and report.answers.mode == "bm25+dense+graph"
+    assert report.answers.citations >= 1 and report.answers.citation_precision == 1.0
+    for r in report.per_query:
+        assert r["answer"]["contains"] == (not r["answer"]["abstained"] and answer_contains(r["answer"]["text"], r["answers"]))
+
+    md = report.markdown()
+    assert "| bm25 | 50.0 | 50.0 | 50.0 | 50.0 | 33.3 |" in md
+    data = json.loads(json.dumps(report.to_dict()))  # JSON-clean (no NaN)
+    assert data["titles"]["t-mirelda"] == "Mirelda Osk"
+
+
+def test_second_run_reuses_the_knowledge_base(components, tiny_set, embedder, recognizer):
+    from kgrag.components import Components
+
+    corpus, queries = tiny_set
+    first = run_eval(components, corpus, queries, modes="bm25")
+    manifest = (components.settings.data_dir / MANIFEST).read_text()
+    assert first.ingest.reused is False and first.ingest.seconds > 0
+
+    # A tuning variant: other retrieval settings, same base, no re-ingestion.
+    retrieval = components.settings.retrieval.model_copy(update={"weights": {"dense": 2.0, "bm25": 1.0, "graph": 0.5}})
+    variant = Components(components.settings.model_copy(update={"retrieval": retrieval}),
+                         embedder=embedder, recognizer=recognizer)
+    try:
+        second = run_eval(variant, corpus, queries, modes="bm25,bm25+dense")
+    finally:
+        variant.close()
+    assert second.ingest.reused is True and second.ingest.seconds is None
+    assert second.ingest.built_seconds == first.ingest.built_seconds
+    assert (components.settings.data_dir / MANIFEST).read_text() == manifest  # untouched
+    assert second.mode("bm25").recall == first.mode("bm25").recall
+    assert second.retrieval_settings["weights"]["dense"] == 2.0
+    assert "reused (built in" in second.markdown()
+
+
+def test_changed_ingestion_settings_are_refused(components, tiny_set, embedder, recognizer, tmp_path):
+    from kgrag.components import Components
+
+    corpus, queries = tiny_set
+    run_eval(components, corpus, queries, modes="bm25", limit=1)
+    chunking = components.settings.chunking.model_copy(update={"child_size": 400})
+    other = components.settings.model_copy(update={"chunking": chunking})
+    assert default_kb_dir(other, load_corpus(corpus)) != default_kb_dir(components.settings, load_corpus(corpus))
+    changed = Components(other, embedder=embedder, recognizer=recognizer)
+    try:
+        with pytest.raises(KnowledgeBaseError, match="setting chunking: built with"):
+            run_eval(changed, corpus, queries, modes="bm25", limit=1)
+    finally:
+        changed.close()
+    # A directory holding documents but no manifest is somebody's knowledge base, not ours.
+    (components.settings.data_dir / MANIFEST).unlink()
+    with pytest.raises(KnowledgeBaseError, match="no eval-manifest.json"):
+        run_eval(components, corpus, queries, modes="bm25", limit=1)
+    with pytest.raises(KnowledgeBaseError, match="not an eval knowledge base"):
+        reset_kb_dir(components.settings.data_dir, components.settings)
+
+
+# -- the command line, end to end -----------------------------------------------------------------
+@pytest.mark.slow
+def test_cli_on_hipporag_sample(tmp_path):
+    corpus, queries = bench_path("hipporag_sample", "corpus.jsonl"), bench_path("hipporag_sample", "queries.jsonl")
+    out = tmp_path / "out"
+    out.mkdir()
+    cmd = [sys.executable, "-m", "kgrag.cli", "--data-dir", str(tmp_path / "data"), "eval",
+           "--corpus", str(corpus), "--queries", str(queries), "--modes", "bm25,dense,bm25+dense+graph",
+           "--json", str(out / "r.json"), "--markdown", str(out / "r.md"), "--chart", str(out / "r.png"),
+           "--no-progress"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=Path(__file__).resolve().parents[1])
+    assert proc.returncode == 0, proc.stderr
+    assert "| mode | R@1 | R@2 | R@5 | R@10 | AllGold@5 | NDCG@10 | MRR |" in proc.stdout
+    assert (out / "r.md").read_text() in proc.stdout + "\n"
+    assert (out / "r.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    report = json.loads((out / "r.json").read_text())
+    assert report["queries"] == 1 and report["ingest"]["documents"] == 3
+    assert Path(report["ingest"]["kb_dir"]).parent == tmp_path / "data" / "eval"
+    (q,) = report["per_query"]
+    assert q["gold_ids"] == ["sample-0"]
+    for summary in report["modes"]:
+        row = q["modes"][summary["mode"]]
+        rank = row["gold_ranks"]["sample-0"]
+        # By hand from the gold passage's rank r (one gold): R@k = [r <= k], MRR = 1/r,
+        # NDCG@10 = 1/log2(r + 1).
+        assert summary["recall"] == {str(k): float(rank <= k) for k in (1, 2, 5, 10)}
+        assert summary["mrr"] == pytest.approx(1 / rank)
+        assert summary["ndcg_at_10"] == pytest.approx(1 / math.log2(rank + 1))
+    # Dense ranks all three passages: the gold is within the top 5 whatever the order.
+    assert report["modes"][1]["recall"]["5"] == 1.0 and q["modes"]["dense"]["passages"] == 3
