@@ -16,7 +16,7 @@ from kgrag.stores.neo4j_arcadedb import free_port
 from kgrag.types import Chunk, Document, Entity, Mention, Relation
 from tests.neo4j_servers import arcadedb_server, docker_server, env_server, fresh_store
 
-STORE_MODULES = ["neo4j_graph.py", "neo4j_writes.py", "neo4j_driver.py"]
+STORE_MODULES = ["neo4j_graph.py", "neo4j_writes.py", "neo4j_driver.py", "neo4j_aliases.py"]
 STORE_DIR = Path(__file__).resolve().parents[1] / "kgrag" / "stores"
 
 

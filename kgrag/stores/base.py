@@ -14,6 +14,7 @@ re-processed from scratch.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
@@ -75,6 +76,18 @@ class DocumentContent(NamedTuple):
     entities: list[Entity]
     mentions: list[Mention]
     relations: list[Relation]
+
+
+@dataclass
+class AuditEntry:
+    """One change made by the alias admin: who (user, API key label), when (ISO 8601 UTC), what
+    (action, the entity it targeted, details such as the aliases added)."""
+
+    at: str
+    who: str
+    action: str
+    target: str
+    details: dict[str, Any] = field(default_factory=dict)
 
 
 @runtime_checkable
@@ -152,6 +165,54 @@ class GraphStore(Protocol):
     def curated_entities(self) -> list[Entity]:
         """Every curated entity with its aliases (glossary entries survive without mentions, so
         no document export carries them)."""
+
+    # -- alias administration (mechanics only; policy lives in kgrag.aliases) ---------------
+    def list_entities(self, limit: int | None = None, offset: int = 0) -> list[Entity]:
+        """Entities with every alias, ordered by key; ``limit`` None: all of them."""
+
+    def add_aliases(self, key: str, aliases: Sequence[str]) -> list[str]:
+        """Add surface forms to an existing entity; returns those added (a form whose normalized
+        alias the entity already has is skipped). StoreError when the entity is unknown."""
+
+    def remove_aliases(self, key: str, aliases: Sequence[str]) -> list[str]:
+        """Remove aliases, matched by normalized form; returns the stored surfaces removed. The
+        entity's own name cannot be removed (StoreError): the key is its normalized name."""
+
+    def rename_entity(self, key: str, new_name: str) -> Entity:
+        """Give an entity a new canonical name. Its key becomes ``normalize_alias(new_name)``;
+        aliases, mentions, relations and merge provenance move with it and the old name stays
+        an alias. StoreError when the new key belongs to another entity (merge instead)."""
+
+    def merge_entities(self, keep: str, drop: Sequence[str]) -> Entity:
+        """Fold ``drop`` entities into ``keep``: aliases added without normalized duplicates,
+        mention counts and relation weights summed per chunk, relations between merged
+        entities dropped, curated kept if any was. Each dropped entity's own mentions and
+        relations are recorded (provenance) so ``split_entity`` can undo the merge exactly.
+        Returns the kept entity."""
+
+    def split_entity(self, key: str, aliases: Sequence[str], new_name: str) -> Entity:
+        """Move ``aliases`` (and ``new_name`` when it is one) of ``key`` to a new curated entity
+        keyed ``normalize_alias(new_name)``. Mentions and relations recorded when an entity of
+        that name (or of one of the aliases) was merged into ``key`` move back to it, as far as
+        the chunks still exist. StoreError when the new key exists or an alias is not
+        ``key``'s (or is its name)."""
+
+    def delete_entity(self, key: str) -> bool:
+        """Remove an entity with its aliases, mentions, relations and provenance; False when
+        unknown."""
+
+    def add_mentions(self, mentions: Sequence[Mention], relations: Sequence[Relation]) -> int:
+        """Link existing entities to chunks already stored (a newly added alias found in them):
+        a mention's count becomes at least the given count and a relation's evidence from that
+        chunk at least the given weight, so repeating a call changes nothing. Mentions and
+        relations of chunks the graph does not hold are skipped; unknown entities raise
+        StoreError. Returns how many mentions were written or raised."""
+
+    def record_audit(self, entry: AuditEntry) -> None:
+        """Append one entry to the audit log kept in the graph store."""
+
+    def audit_log(self, limit: int = 100) -> list[AuditEntry]:
+        """The newest ``limit`` audit entries, newest first."""
 
     # -- bookkeeping -----------------------------------------------------------------------
     def stats(self) -> dict[str, int]:

@@ -19,13 +19,14 @@ from collections.abc import Iterable, Sequence
 from kgrag.config import Neo4jSettings
 from kgrag.stores.base import DocumentContent, StoreError
 from kgrag.stores.graph_walk import Adjacency, merge_parallel_edges, walk_best_paths
+from kgrag.stores.neo4j_aliases import Neo4jAliasAdmin
 from kgrag.stores.neo4j_driver import CypherRunner
 from kgrag.stores.neo4j_writes import DocumentWrite, batches, entity_rows, merge_entities, remove_document_content, remove_orphans
 from kgrag.text.normalize import normalize_alias
 from kgrag.types import Chunk, Document, Entity, GraphPath, Mention, Relation
 
 
-class Neo4jGraphStore:
+class Neo4jGraphStore(Neo4jAliasAdmin):
     """GraphStore over Bolt; safe to share between threads (the driver pools sessions)."""
 
     def __init__(self, settings: Neo4jSettings, *, dialect: str | None = None, ensure_schema: bool = True):

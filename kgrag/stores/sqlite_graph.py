@@ -18,6 +18,7 @@ import networkx as nx
 
 from kgrag.stores.base import DocumentContent, StoreError
 from kgrag.stores.graph_walk import best_paths, build_entity_graph
+from kgrag.stores.sqlite_aliases import SqliteAliasAdmin
 from kgrag.stores.sqlite_db import GRAPH_STORE_APP_ID, IN_JSON, SqliteDatabase, id_list, to_json
 from kgrag.stores.sqlite_graph_writes import (
     PREVIEW_CHARS,
@@ -35,7 +36,7 @@ from kgrag.text.normalize import normalize_alias
 from kgrag.types import Chunk, Document, Entity, GraphPath, Mention, Relation
 
 
-class SqliteGraphStore:
+class SqliteGraphStore(SqliteAliasAdmin):
     """GraphStore in one SQLite file; safe to share between threads."""
 
     def __init__(self, path: Path | str):

@@ -1,0 +1,4 @@
+// Every entity in key order (aliases_entity_page: one page of them).
+MATCH (e:Entity)
+RETURN e.key AS key, e.name AS name, e.type AS type, e.curated AS curated, e.aliases AS aliases
+ORDER BY key

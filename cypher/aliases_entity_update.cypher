@@ -1,0 +1,2 @@
+MATCH (e:Entity {key: $key})
+SET e.name = $display_name, e.curated = $curated

@@ -1,0 +1,3 @@
+UNWIND $alias_keys AS alias_key
+MATCH (:Alias {key: alias_key})-[n:NAMES]->(:Entity {key: $key})
+DELETE n
