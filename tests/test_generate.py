@@ -188,7 +188,7 @@ def test_prompt_numbers_sources_with_headers():
     hits = demo_hits("lowest_common_ancestor.md")
     messages = build_messages("What is an LCA?", sources_for(hits))
     user = messages[-1]["content"]
-    assert "[1] Lowest Common Ancestor (LCA)" in user and "[2] " in user
+    assert "Source [1] (Lowest Common Ancestor (LCA)" in user and "Source [2] (" in user
     assert "Question: What is an LCA?" in user
     assert "[n]" in messages[0]["content"] or "[1]" in messages[0]["content"]
 

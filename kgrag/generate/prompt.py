@@ -75,12 +75,13 @@ def _window(group: list[Hit], limit: int) -> tuple[str, int]:
 
 
 def build_messages(question: str, sources: Sequence[Source]) -> list[dict[str, str]]:
-    blocks = [f"[{s.n}] {s.header}\n{s.text}" for s in sources]
+    # "Source [n] (header):" rather than a bare "[n] header": small models echo a bare header
+    # line back as if it were part of the answer.
+    blocks = [f"Source [{s.n}] ({s.header}):\n{s.text}" for s in sources]
     language = "Chinese" if has_cjk(question) else "English"
     user = (
-        "Sources:\n\n"
-        + "\n\n".join(blocks)
+        "\n\n".join(blocks)
         + f"\n\nQuestion: {question}\n"
-        + f"Answer in {language}, citing sources as [n]:"
+        + f"Write the answer in {language} with a citation like [1] after each sentence."
     )
     return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}]
