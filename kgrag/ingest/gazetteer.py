@@ -17,7 +17,7 @@ Two guards keep common words from linking to entities learned by NER:
   ("May" the person is not every "may"), unless the alias was added with ``any_case=True``
   (glossary terms such as "heap" or "recursion");
 * a one-word alias that is an English stop word matches only when written in capitals
-  ("US", "IT", "WHO"), never "It" at the start of a sentence.
+  ("US", "IT", "WHO"), never "It" at the start of a sentence, ``any_case`` or not.
 Aliases shorter than two characters and bare numbers are never matched (they are still
 returned by ``lookup``).
 """
@@ -234,8 +234,9 @@ class Gazetteer:
         return [normalized[:end] for _, end in _units(normalized)[:-1]]
 
     def _case_ok(self, alias: str, surface: str) -> bool:
-        if " " in alias or alias in self._any_case or surface.lower() == surface.upper():
-            return True  # multi-word, curated, or a script without case (CJK, Hangul, Arabic)
+        if " " in alias or surface.lower() == surface.upper():
+            return True  # multi-word, or a script without case (CJK, Hangul, Arabic)
         if alias in self._stop:
+            # Even when curated: a glossary's "IT" (information technology) is not every "it".
             return surface.isupper()
-        return any(ch.isupper() or ch.isdigit() for ch in surface)
+        return alias in self._any_case or any(ch.isupper() or ch.isdigit() for ch in surface)
