@@ -190,6 +190,10 @@ from kgrag.eval.cli import eval_command  # noqa: E402  (registered last: see kgr
 
 main.add_command(eval_command)
 
+from kgrag.aliases.cli import aliases as _aliases  # noqa: E402  (its own module: kgrag/aliases)
+
+main.add_command(_aliases)
+
 
 if __name__ == "__main__":
     main()

@@ -1,0 +1,255 @@
+"""``kgrag aliases ...``: curate entity names from the command line (``scripts/aliases`` wraps it).
+
+Changes take effect at once for ingestion and for query-time exact linking (a running server
+looks aliases up per question); a running server's fuzzy matcher refreshes within a minute
+(``kgrag.retrieve.linking.FUZZY_TTL_S``), or at once when the change goes through the API.
+Exit codes: 0 done (or nothing to do), 1 the store failed, 2 refused input (nothing changed).
+"""
+
+from __future__ import annotations
+
+import getpass
+import json
+import os
+import sys
+from contextlib import contextmanager
+from pathlib import Path
+
+import click
+
+# The service is imported when a command runs: registering this group must not slow down
+# every other ``kgrag`` command.
+
+
+def _default_user() -> str:
+    try:
+        return os.environ.get("USER") or getpass.getuser()
+    except Exception:  # no passwd entry (containers)
+        return "unknown"
+
+
+@click.group("aliases")
+@click.option("--user", default=None, help="Who is making the change, for the audit log (default: $USER).")
+@click.pass_context
+def aliases(ctx: click.Context, user: str | None) -> None:
+    """Curate aliases: which names mean the same entity (effective at once, audited)."""
+    ctx.meta["kgrag_alias_user"] = user or _default_user()
+
+
+@contextmanager
+def _service(ctx: click.Context):
+    from kgrag.aliases.service import AliasError, AliasService
+    from kgrag.components import Components
+    from kgrag.stores.base import StoreError
+
+    settings = ctx.find_root().obj
+    comps = Components(settings)
+    try:
+        yield AliasService.from_components(comps, user=ctx.meta["kgrag_alias_user"]), comps
+    except AliasError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(2)
+    except StoreError as exc:
+        click.echo(f"error: the store refused: {exc}", err=True)
+        sys.exit(1)
+    finally:
+        comps.close()
+
+
+def _report(change, as_json: bool) -> None:
+    if as_json:
+        click.echo(json.dumps(change.to_dict(), ensure_ascii=False, indent=2))
+    else:
+        click.echo(change.message if change.changed else f"unchanged: {change.message}")
+
+
+_json = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+
+
+@aliases.command("list")
+@click.option("--entity", help="Only this entity (key, name or alias).")
+@click.option("--ambiguous", is_flag=True, help="Aliases claimed by more than one entity, with the candidates.")
+@click.option("--all", "every", is_flag=True, help="Every entity, also those with no alias besides their name.")
+@click.option("--limit", type=click.IntRange(1), default=100, show_default=True)
+@click.option("--offset", type=click.IntRange(0), default=0)
+@_json
+@click.pass_context
+def list_cmd(ctx, entity, ambiguous, every, limit, offset, as_json) -> None:
+    """Entities with their aliases (curated ones, and extracted ones that have aliases)."""
+    from kgrag.aliases.views import ambiguous_aliases, list_entities
+
+    with _service(ctx) as (service, _):
+        if ambiguous:
+            rows = ambiguous_aliases(service)
+            if as_json:
+                click.echo(json.dumps({"ambiguous": rows}, ensure_ascii=False, indent=2))
+                return
+            for row in rows:
+                cands = ", ".join(f"{c['key']} ({c['chunks']} chunks)" for c in row["candidates"])
+                click.echo(f"{row['alias']!r} → {cands}")
+            click.echo(f"{len(rows)} ambiguous alias(es)", err=True)
+            return
+        body = list_entities(service, entity=entity, every=every, limit=limit, offset=offset)
+    if as_json:
+        click.echo(json.dumps(body, ensure_ascii=False, indent=2))
+        return
+    for e in body["entities"]:
+        flag = "*" if e["curated"] else " "
+        click.echo(f"{flag} {e['name']} [{e['key']}] ({e['type']}, {e['chunks']} chunks): {' | '.join(e['aliases'])}")
+    shown = len(body["entities"])
+    click.echo(f"{shown} of {body['total']} shown (* curated)", err=True)
+
+
+@aliases.command()
+@click.argument("name")
+@_json
+@click.pass_context
+def show(ctx, name, as_json) -> None:
+    """One entity: aliases, mention counts, top neighbours."""
+    from kgrag.aliases.views import show as show_entity
+
+    with _service(ctx) as (service, _):
+        body = show_entity(service, name)
+    if as_json:
+        click.echo(json.dumps(body, ensure_ascii=False, indent=2))
+        return
+    click.echo(f"{body['name']} [{body['key']}] {body['type']}{' curated' if body['curated'] else ''}")
+    click.echo(f"  aliases: {' | '.join(body['aliases']) or '(none)'}")
+    click.echo(f"  mentioned {body['mentions']} times in {body['chunks']} chunks")
+    for alias, others in body["shared_aliases"].items():
+        click.echo(f"  ambiguous: {alias!r} also names {others}")
+    for n in body["neighbours"]:
+        click.echo(f"  – {n['name']} [{n['key']}] weight {n['weight']:g}")
+
+
+@aliases.command()
+@click.argument("canonical")
+@click.argument("names", nargs=-1, required=True)
+@click.option("--force", is_flag=True, help="Add an alias even when it is another curated entity's name (both claim it).")
+@click.option("--type", "entity_type", help="Type of the entity when it is created (default CONCEPT).")
+@_json
+@click.pass_context
+def add(ctx, canonical, names, force, entity_type, as_json) -> None:
+    """Add aliases to CANONICAL (created, curated, when no entity has that name)."""
+    with _service(ctx) as (service, _):
+        _report(service.add(canonical, list(names), force=force, type=entity_type), as_json)
+
+
+@aliases.command()
+@click.argument("canonical")
+@click.argument("names", nargs=-1, required=True)
+@_json
+@click.pass_context
+def remove(ctx, canonical, names, as_json) -> None:
+    """Remove aliases from an entity."""
+    with _service(ctx) as (service, _):
+        _report(service.remove(canonical, list(names)), as_json)
+
+
+@aliases.command()
+@click.argument("old")
+@click.argument("new")
+@_json
+@click.pass_context
+def rename(ctx, old, new, as_json) -> None:
+    """Give an entity a new canonical name (the old one stays an alias)."""
+    with _service(ctx) as (service, _):
+        _report(service.rename(old, new), as_json)
+
+
+@aliases.command()
+@click.argument("keep")
+@click.argument("drop", nargs=-1, required=True)
+@_json
+@click.pass_context
+def merge(ctx, keep, drop, as_json) -> None:
+    """Merge DROP entities into KEEP (aliases, mentions, relations)."""
+    with _service(ctx) as (service, _):
+        _report(service.merge(keep, list(drop)), as_json)
+
+
+@aliases.command()
+@click.argument("entity")
+@click.argument("names", nargs=-1, required=True)
+@click.option("--into", "into", required=True, help="Canonical name of the new entity.")
+@_json
+@click.pass_context
+def split(ctx, entity, names, into, as_json) -> None:
+    """Move aliases of ENTITY to a new entity (undoes a merge exactly)."""
+    with _service(ctx) as (service, _):
+        _report(service.split(entity, list(names), into), as_json)
+
+
+@aliases.command()
+@click.argument("entity")
+@_json
+@click.pass_context
+def delete(ctx, entity, as_json) -> None:
+    """Delete an entity with its aliases, mentions and relations."""
+    with _service(ctx) as (service, _):
+        _report(service.delete(entity), as_json)
+
+
+@aliases.command("import")
+@click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--force", is_flag=True, help="Let aliases equal to other curated entities' names be claimed by both.")
+@_json
+@click.pass_context
+def import_cmd(ctx, path, force, as_json) -> None:
+    """Import a glossary (CSV canonical,type,aliases; YAML or line format too)."""
+    from kgrag.aliases.glossary_io import import_glossary
+
+    with _service(ctx) as (service, _):
+        _report(import_glossary(service, path, force=force), as_json)
+
+
+@aliases.command("export")
+@click.argument("path", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--all", "every", is_flag=True, help="Also extracted entities that have aliases besides their name.")
+@click.pass_context
+def export_cmd(ctx, path, every) -> None:
+    """Export curated entities as a glossary CSV (the format ingestion and import read)."""
+    from kgrag.aliases.glossary_io import export_glossary
+
+    with _service(ctx) as (service, _):
+        body = export_glossary(service, path, every=every)
+    click.echo(f"wrote {body['entities']} entities ({body['aliases']} aliases) to {body['path']}")
+
+
+@aliases.command()
+@click.option("--limit", type=click.IntRange(1), default=30, show_default=True)
+@click.option("--max-entities", type=click.IntRange(2), default=2000, show_default=True,
+              help="Compare the most mentioned entities (and every curated one) pairwise.")
+@click.option("--no-embeddings", is_flag=True, help="Skip name embeddings (no model load).")
+@_json
+@click.pass_context
+def suggest(ctx, limit, max_entities, no_embeddings, as_json) -> None:
+    """Candidate duplicates to confirm by hand (nothing is changed)."""
+    from kgrag.aliases.suggest import suggest_duplicates
+
+    with _service(ctx) as (service, comps):
+        found = suggest_duplicates(service.graph, embedder=None if no_embeddings else comps.embedder,
+                                   limit=limit, max_entities=max_entities)
+    if as_json:
+        click.echo(json.dumps({"suggestions": [s.to_dict() for s in found]}, ensure_ascii=False, indent=2))
+        return
+    for s in found:
+        why = ", ".join(f"{k}={v}" for k, v in s.reasons.items())
+        click.echo(f"{s.score:.2f}  {s.keep.name} [{s.keep.key}] ⇐ {s.drop.name} [{s.drop.key}]  ({why})")
+        click.echo(f"      {s.command()}")
+    click.echo(f"{len(found)} suggestion(s); nothing was changed", err=True)
+
+
+@aliases.command()
+@click.option("--limit", type=click.IntRange(1), default=50, show_default=True)
+@_json
+@click.pass_context
+def audit(ctx, limit, as_json) -> None:
+    """The latest alias changes: when, who, what."""
+    with _service(ctx) as (service, _):
+        entries = service.audit(limit)
+    if as_json:
+        click.echo(json.dumps({"entries": [e.__dict__ for e in entries]}, ensure_ascii=False, indent=2))
+        return
+    for e in entries:
+        click.echo(f"{e.at}  {e.who:<12} {e.action:<7} {e.target}  {json.dumps(e.details, ensure_ascii=False)}")

@@ -1,0 +1,157 @@
+"""Candidate duplicate entities, for a person to confirm with ``kgrag aliases merge``; nothing
+here changes the graph.
+
+Signals, each a reason shown with the pair:
+* ``shared_alias``: one normalized alias claimed by both (an ambiguity to resolve either way);
+* ``spacing``: names equal once spaces are removed ("iPhone15Pro" / "iPhone 15 Pro");
+* ``acronym``: one is the initials of the other ("LCA" / "Lowest Common Ancestor");
+* ``fuzzy``: rapidfuzz ratio of the normalized names at or above ``fuzzy_threshold``;
+* ``embedding``: cosine of the names' embeddings (the shipped embedder) at or above
+  ``embedding_threshold``;
+* ``neighbours``: Jaccard overlap of their graph neighbours, with at least ``min_shared``
+  shared (weak alone: two films of one director share neighbours too).
+Only the ``max_entities`` most mentioned entities (and every curated one) are compared
+pairwise; shared aliases are found over the whole graph.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from itertools import combinations
+from typing import Any
+
+import numpy as np
+
+from kgrag.stores.base import GraphStore
+from kgrag.text.normalize import normalize_alias
+from kgrag.types import Entity
+
+WEIGHTS = {"shared_alias": 1.0, "spacing": 1.0, "acronym": 0.8, "fuzzy": 1.0, "embedding": 1.0, "neighbours": 0.5}
+_LATIN_WORD = re.compile(r"^[a-z][a-z0-9]*$")
+
+
+@dataclass
+class Suggestion:
+    keep: Entity
+    drop: Entity
+    reasons: dict[str, Any] = field(default_factory=dict)
+    score: float = 0.0
+
+    def command(self) -> str:
+        return f"kgrag aliases merge {shlex.quote(self.keep.key)} {shlex.quote(self.drop.key)}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"keep": {"key": self.keep.key, "name": self.keep.name},
+                "drop": {"key": self.drop.key, "name": self.drop.name},
+                "score": round(self.score, 3), "reasons": self.reasons, "command": self.command()}
+
+
+def suggest_duplicates(
+    graph: GraphStore,
+    *,
+    embedder=None,
+    limit: int = 50,
+    max_entities: int = 2000,
+    fuzzy_threshold: float = 90.0,
+    embedding_threshold: float = 0.85,
+    min_shared: int = 2,
+    min_jaccard: float = 0.5,
+) -> list[Suggestion]:
+    entities = {e.key: e for e in graph.list_entities()}
+    counts = graph.entity_chunk_counts(list(entities))
+    ranked = sorted(entities.values(), key=lambda e: (not e.curated, -counts.get(e.key, 0), e.key))
+    pool = ranked[:max_entities]
+    reasons: dict[tuple[str, str], dict[str, Any]] = defaultdict(dict)
+
+    def note(a: str, b: str, reason: str, value: Any) -> None:
+        if a != b:
+            reasons[tuple(sorted((a, b)))].setdefault(reason, value)
+
+    table = graph.alias_table()
+    for alias, keys in table.items():
+        for a, b in combinations(sorted(keys), 2):
+            note(a, b, "shared_alias", alias)
+    compact: dict[str, set[str]] = defaultdict(set)
+    for alias, keys in table.items():
+        if " " in alias:
+            compact[alias.replace(" ", "")].update(keys)
+    for alias, keys in table.items():
+        if alias in compact:
+            for a in keys:
+                for b in compact[alias]:
+                    note(a, b, "spacing", alias)
+    _acronyms(pool, note)
+    _fuzzy(pool, fuzzy_threshold, note)
+    if embedder is not None and len(pool) > 1:
+        _embedding(pool, embedder, embedding_threshold, note)
+    _neighbours(graph, pool, min_shared, min_jaccard, note)
+
+    out = []
+    for (a, b), why in reasons.items():
+        if a not in entities or b not in entities:
+            continue
+        ea, eb = entities[a], entities[b]
+        # Keep the curated one, else the more mentioned, else the fuller name.
+        keep, drop = sorted((ea, eb), key=lambda e: (not e.curated, -counts.get(e.key, 0), -len(e.key), e.key))
+        score = sum(WEIGHTS[r] * (v if isinstance(v, float) else 1.0) for r, v in why.items())
+        out.append(Suggestion(keep, drop, dict(sorted(why.items())), score))
+    out.sort(key=lambda s: (-s.score, s.keep.key, s.drop.key))
+    return out[:limit]
+
+
+def _names(entity: Entity) -> list[str]:
+    return list(dict.fromkeys(n for a in entity.aliases if (n := normalize_alias(a))))
+
+
+def _acronyms(pool: Sequence[Entity], note) -> None:
+    by_initials: dict[str, set[str]] = defaultdict(set)
+    for e in pool:
+        for name in _names(e):
+            words = name.split()
+            if len(words) >= 2 and all(_LATIN_WORD.match(w) for w in words):
+                by_initials["".join(w[0] for w in words)].add(e.key)
+    for e in pool:
+        for name in _names(e):
+            if " " not in name and len(name) >= 2:
+                for other in by_initials.get(name, ()):
+                    note(e.key, other, "acronym", name)
+
+
+def _fuzzy(pool: Sequence[Entity], threshold: float, note) -> None:
+    if len(pool) < 2:
+        return
+    from rapidfuzz import fuzz, process
+
+    names = [normalize_alias(e.name) or e.key for e in pool]
+    scores = process.cdist(names, names, scorer=fuzz.ratio, score_cutoff=threshold, dtype=np.float32)
+    for i, j in zip(*np.nonzero(np.triu(scores, k=1))):
+        note(pool[i].key, pool[j].key, "fuzzy", round(float(scores[i, j]) / 100.0, 3))
+
+
+def _embedding(pool: Sequence[Entity], embedder, threshold: float, note) -> None:
+    vectors = np.asarray(embedder.embed_queries([e.name for e in pool]), dtype=np.float32)
+    similarity = np.triu(vectors @ vectors.T, k=1)
+    for i, j in zip(*np.nonzero(similarity >= threshold)):
+        note(pool[i].key, pool[j].key, "embedding", round(float(similarity[i, j]), 3))
+
+
+def _neighbours(graph: GraphStore, pool: Sequence[Entity], min_shared: int, min_jaccard: float, note) -> None:
+    around: dict[str, set[str]] = {}
+    by_neighbour: dict[str, set[str]] = defaultdict(set)
+    for e in pool:
+        around[e.key] = set(graph.neighbors([e.key], hops=1, limit=100)) - {e.key}
+        for n in around[e.key]:
+            by_neighbour[n].add(e.key)
+    shared: dict[tuple[str, str], int] = defaultdict(int)
+    for members in by_neighbour.values():
+        if len(members) <= 200:  # a hub every entity touches says nothing about any pair
+            for a, b in combinations(sorted(members), 2):
+                shared[(a, b)] += 1
+    for (a, b), n in shared.items():
+        union = len(around[a] | around[b])
+        if n >= min_shared and union and n / union >= min_jaccard:
+            note(a, b, "neighbours", round(n / union, 3))
