@@ -11,7 +11,7 @@ from kgrag.components import Components
 from kgrag.config import Settings
 from kgrag.server.errors import register_error_handlers
 from kgrag.server.metrics import Metrics
-from kgrag.server.routes import documents, entities, health, query
+from kgrag.server.routes import aliases, documents, entities, health, query
 
 log = logging.getLogger(__name__)
 
@@ -28,7 +28,7 @@ def create_app(settings: Settings, components: Components | None = None, *, warm
     app.config["KGRAG_METRICS"] = metrics
     register_error_handlers(app)
     metrics.install(app)
-    for bp in (health.bp, query.bp, documents.bp, entities.bp):
+    for bp in (health.bp, query.bp, documents.bp, entities.bp, aliases.bp):
         app.register_blueprint(bp)
     if warm:
         warm_up(app)

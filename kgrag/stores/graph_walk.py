@@ -8,14 +8,11 @@ lexicographically smallest predecessor so results are deterministic.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 
 import networkx as nx
 
 from kgrag.types import GraphPath
-
-
-Adjacency = Mapping[str, Mapping[str, tuple[float, str]]]  # u → v → (weight, type)
 
 
 def merge_parallel_edges(edges: Iterable[tuple[str, str, str, float]]) -> dict[tuple[str, str], tuple[float, str]]:
@@ -44,26 +41,44 @@ def build_entity_graph(edges: Sequence[tuple[str, str, str, float]]) -> nx.Graph
 
 
 def best_paths(graph: nx.Graph, starts: Sequence[str], hops: int, limit: int) -> dict[str, GraphPath]:
-    """``walk_best_paths`` over an in-memory graph."""
+    """``walk_levels`` over an in-memory graph."""
 
-    def expand(frontier: Sequence[str]) -> Adjacency:
-        return {
-            u: {v: (data["weight"], data["type"]) for v, data in graph[u].items()}
-            for u in frontier
-            if u in graph
-        }
+    def select(frontier: Mapping[str, float], reached: Container[str], room: int) -> list[Reached]:
+        candidates: dict[str, tuple[float, str, tuple[float, str]]] = {}
+        for u in sorted(frontier):  # sorted, and ">" below: ties keep the smallest predecessor
+            if u not in graph:
+                continue
+            for v, data in graph[u].items():
+                if v in reached:
+                    continue
+                s = frontier[u] + data["weight"]
+                if v not in candidates or s > candidates[v][0]:
+                    candidates[v] = (s, u, (data["weight"], data["type"]))
+        chosen = sorted(candidates, key=lambda v: (-candidates[v][0], v))[:room]
+        return [(v, *candidates[v]) for v in chosen]
 
-    return walk_best_paths(expand, starts, hops, limit)
+    return walk_levels(select, starts, hops, limit)
 
 
-def walk_best_paths(
-    expand: Callable[[Sequence[str]], Adjacency], starts: Sequence[str], hops: int, limit: int
+# (entity, score, predecessor, (edge weight, edge type)): one entity a level reached.
+Reached = tuple[str, float, str, tuple[float, str]]
+
+
+def walk_levels(
+    select: Callable[[Mapping[str, float], Container[str], int], Sequence[Reached]],
+    starts: Sequence[str],
+    hops: int,
+    limit: int,
 ) -> dict[str, GraphPath]:
     """Breadth-first, one hop level at a time, at most ``limit`` entities in all (start keys
     count; at each level the heaviest new entities are kept first).
 
-    ``expand(frontier)`` gives the merged undirected edges of every frontier entity, so a store
-    that keeps its graph elsewhere (Neo4j) answers one level per round trip.
+    ``select(frontier scores, reached, room)`` makes one level's choice: among entities not yet
+    reached that an edge joins to the frontier, each with its best predecessor (highest
+    frontier score + merged edge weight; ties: the smallest predecessor key), the ``room``
+    highest-scoring ones (ties: the smallest key), best first. The embedded store chooses in
+    Python (``best_paths``); the Neo4j store in one Cypher statement per level, so only the
+    chosen entities cross the wire.
     """
     # predecessor per reached entity (None for a start key), with the edge that reached it
     pred: dict[str, str | None] = {}
@@ -76,19 +91,10 @@ def walk_best_paths(
     for _ in range(hops):
         if not frontier or len(pred) >= limit:
             break
-        adjacency = expand(frontier)
-        candidates: dict[str, tuple[float, str, tuple[float, str]]] = {}
-        for u in frontier:  # sorted, and ">" below: ties keep the smallest predecessor
-            for v, edge in adjacency.get(u, {}).items():
-                if v in pred:
-                    continue
-                s = score[u] + edge[0]
-                if v not in candidates or s > candidates[v][0]:
-                    candidates[v] = (s, u, edge)
-        chosen = sorted(candidates, key=lambda v: (-candidates[v][0], v))[: limit - len(pred)]
-        for v in chosen:
-            score[v], pred[v], via[v] = candidates[v]
-        frontier = sorted(chosen)
+        chosen = select({u: score[u] for u in frontier}, pred.keys(), limit - len(pred))
+        for v, s, u, edge in chosen:
+            score[v], pred[v], via[v] = s, u, edge
+        frontier = sorted(v for v, *_ in chosen)
     return {key: _path_to(pred, via, key) for key in pred}
 
 

@@ -60,7 +60,12 @@ class ArcadeBoltServer:
         root = Path(root).resolve()
         root.mkdir(parents=True, exist_ok=True)
         bolt, http, https = free_port(), free_port(), free_port()
-        password = secrets.token_hex(12)
+        # ArcadeDB keeps the root password of its first start: a reused root reuses it too.
+        password_file = root / "root-password"
+        if not password_file.is_file():
+            password_file.write_text(secrets.token_hex(12))
+            password_file.chmod(0o600)
+        password = password_file.read_text().strip()
         config = {"bolt": bolt, "http": http, "https": https, "heap": heap, "root": str(root / "databases")}
         # cwd = root: ArcadeDB writes its log/ folder into the working directory.
         process = subprocess.Popen(

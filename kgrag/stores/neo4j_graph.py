@@ -14,11 +14,11 @@ Every node has a ``name`` (Neo4j Browser's caption). Statements: ``cypher/*.cyph
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Container, Iterable, Mapping, Sequence
 
 from kgrag.config import Neo4jSettings
 from kgrag.stores.base import DocumentContent, StoreError
-from kgrag.stores.graph_walk import Adjacency, merge_parallel_edges, walk_best_paths
+from kgrag.stores.graph_walk import Reached, walk_levels
 from kgrag.stores.neo4j_aliases import Neo4jAliasAdmin
 from kgrag.stores.neo4j_driver import CypherRunner
 from kgrag.stores.neo4j_writes import DocumentWrite, batches, entity_rows, merge_entities, remove_document_content, remove_orphans
@@ -132,24 +132,22 @@ class Neo4jGraphStore(Neo4jAliasAdmin):
         return _group(rows, "chunk_id", "key")
 
     def neighbors(self, keys: Sequence[str], hops: int, limit: int = 200) -> dict[str, GraphPath]:
-        """Breadth-first over RELATED edges, one level per statement inside one read
-        transaction; best paths and limit exactly as the embedded store (``graph_walk``)."""
+        """Breadth-first over RELATED edges, one level per statement (each picks that level's
+        entities in the server) inside one read transaction; best paths and limit exactly as
+        the embedded store (``graph_walk``)."""
         if hops < 0:
             raise StoreError(f"neighbors: hops must be >= 0, got {hops}")
 
         def work(tx) -> dict[str, GraphPath]:
             known = {r["key"] for r in self._run.rows(tx, "entities_known", keys=list(dict.fromkeys(keys)))}
 
-            def expand(frontier: Sequence[str]) -> Adjacency:
-                rows = self._run.rows(tx, "neighbor_edges", keys=list(frontier))
-                merged = merge_parallel_edges((r["key"], r["neighbor"], r["type"], r["weight"]) for r in rows)
-                adjacency: dict[str, dict[str, tuple[float, str]]] = {}
-                for (a, b), edge in merged.items():
-                    adjacency.setdefault(a, {})[b] = edge
-                    adjacency.setdefault(b, {})[a] = edge
-                return adjacency
+            def select(frontier: Mapping[str, float], reached: Container[str], room: int) -> list[Reached]:
+                rows = self._run.rows(
+                    tx, "neighbor_level", frontier=[{"key": k, "score": s} for k, s in sorted(frontier.items())],
+                    reached=list(reached), room=room)
+                return [(r["key"], r["score"], r["via"], (r["weight"], r["type"])) for r in rows]
 
-            return walk_best_paths(expand, [k for k in keys if k in known], hops, limit)
+            return walk_levels(select, [k for k in keys if k in known], hops, limit)
 
         return self._run.read("walk the graph", work)
 

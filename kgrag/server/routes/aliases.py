@@ -1,0 +1,230 @@
+"""Admin routes for alias management (API key required), the HTTP face of ``kgrag aliases``.
+
+Collection routes start with ``_`` (``/v1/entities/_aliases``, ``_merge``, ``_import``,
+``_export``, ``_suggest``, ``_audit``, ``_show``): an entity key is a normalized name and never
+starts with ``_``, so these never shadow ``GET /v1/entities/<key>``. Per-entity changes hang
+below the entity (``POST|DELETE /v1/entities/<name>/aliases``, ``POST .../rename``,
+``POST .../split``, ``DELETE /v1/entities/<name>``); ``<name>`` is a key, a canonical name or
+an alias only that entity claims (as in the CLI).
+
+Each change runs under the ingest lock (an ingest in this process must not interleave with
+it), is audited as ``api-key:<fingerprint>`` (plus the ``X-Kgrag-User`` header when sent), and
+drops the linker's cached alias list so fuzzy linking sees it with the next question.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import tempfile
+from pathlib import Path
+
+from flask import Blueprint, Response, current_app, jsonify, request
+from pydantic import BaseModel, ConfigDict, Field
+
+from kgrag.aliases.glossary_io import export_glossary, import_glossary
+from kgrag.aliases.service import AliasError, AliasService
+from kgrag.aliases.suggest import suggest_duplicates
+from kgrag.aliases.views import ambiguous_aliases, list_entities, show
+from kgrag.server.auth import require_admin
+from kgrag.server.errors import ApiError
+from kgrag.server.routes.documents import _INGEST_LOCK
+from kgrag.server.schemas import json_body
+from kgrag.stores.base import StoreError
+
+bp = Blueprint("aliases", __name__)
+_STATUS = {"unknown_entity": 404, "ambiguous": 409, "conflict": 409, "invalid": 400}
+MAX_LIST = 1000
+Name = Field(min_length=1, max_length=200)
+
+
+class AddAliases(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    aliases: list[str] = Field(min_length=1, max_length=500)
+    force: bool = False
+    type: str | None = Field(None, max_length=64)
+
+
+class RemoveAliases(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    aliases: list[str] = Field(min_length=1, max_length=500)
+
+
+class Rename(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str = Name
+
+
+class Split(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    aliases: list[str] = Field(min_length=1, max_length=500)
+    into: str = Name
+
+
+class Merge(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    keep: str = Name
+    drop: list[str] = Field(min_length=1, max_length=100)
+
+
+def _who() -> str:
+    key = current_app.config["KGRAG_SETTINGS"].server.api_key or ""
+    label = f"api-key:{hashlib.sha256(key.encode()).hexdigest()[:8]}"
+    user = request.headers.get("X-Kgrag-User", "").strip()[:64]
+    return f"{user} ({label})" if user else label
+
+
+def _service() -> AliasService:
+    components = current_app.config["KGRAG_COMPONENTS"]
+    return AliasService.from_components(components, user=_who(),
+                                        on_change=lambda: components.retriever.linker.invalidate())
+
+
+def _run(operation):
+    """Run a service call, turning its refusals into JSON errors."""
+    try:
+        return operation()
+    except AliasError as exc:
+        raise ApiError(_STATUS.get(exc.code, 400), exc.code, str(exc)) from None
+    except StoreError as exc:
+        raise ApiError(409, "store_refused", str(exc)) from None
+
+
+def _change(operation, created_status: int = 200):
+    with _INGEST_LOCK:
+        change = _run(operation)
+    return jsonify(change.to_dict()), (created_status if change.changed else 200)
+
+
+def _int_arg(name: str, default: int, low: int, high: int) -> int:
+    raw = request.args.get(name)
+    try:
+        value = default if raw is None else int(raw)
+    except ValueError:
+        raise ApiError(400, "invalid_request", f"{name} must be an integer, got {raw!r}") from None
+    if not low <= value <= high:
+        raise ApiError(400, "invalid_request", f"{name} must be between {low} and {high}")
+    return value
+
+
+def _flag(name: str) -> bool:
+    return request.args.get(name, "").lower() in ("1", "true", "yes")
+
+
+# -- reads ---------------------------------------------------------------------------------
+@bp.get("/v1/entities/_aliases")
+@require_admin
+def list_aliases():
+    service = _service()
+    if _flag("ambiguous"):
+        return jsonify({"ambiguous": _run(lambda: ambiguous_aliases(service))})
+    limit, offset = _int_arg("limit", 100, 1, MAX_LIST), _int_arg("offset", 0, 0, 10**9)
+    entity = request.args.get("entity")
+    return jsonify(_run(lambda: list_entities(service, entity=entity, every=_flag("all"), limit=limit, offset=offset)))
+
+
+@bp.get("/v1/entities/_show")
+@require_admin
+def show_entity():
+    name = request.args.get("name", "")
+    service = _service()
+    return jsonify(_run(lambda: show(service, name, neighbours=_int_arg("neighbours", 10, 1, 100))))
+
+
+@bp.get("/v1/entities/_suggest")
+@require_admin
+def suggest():
+    components = current_app.config["KGRAG_COMPONENTS"]
+    embedder = components.embedder if request.args.get("embeddings", "true").lower() not in ("0", "false", "no") else None
+    found = suggest_duplicates(components.graph, embedder=embedder, limit=_int_arg("limit", 30, 1, 500),
+                               max_entities=_int_arg("max_entities", 2000, 2, 20000))
+    return jsonify({"suggestions": [s.to_dict() for s in found]})
+
+
+@bp.get("/v1/entities/_audit")
+@require_admin
+def audit():
+    entries = _service().audit(_int_arg("limit", 50, 1, MAX_LIST))
+    return jsonify({"entries": [e.__dict__ for e in entries]})
+
+
+@bp.get("/v1/entities/_export")
+@require_admin
+def export():
+    service = _service()
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "glossary.csv"
+        _run(lambda: export_glossary(service, path, every=_flag("all")))
+        body = path.read_text(encoding="utf-8")
+    return Response(body, mimetype="text/csv", headers={"Content-Disposition": "attachment; filename=glossary.csv"})
+
+
+# -- changes -------------------------------------------------------------------------------
+@bp.post("/v1/entities/<path:name>/aliases")
+@require_admin
+def add_aliases(name: str):
+    req = AddAliases.model_validate(json_body())
+    service = _service()
+    return _change(lambda: service.add(name, req.aliases, force=req.force, type=req.type), created_status=201)
+
+
+@bp.delete("/v1/entities/<path:name>/aliases")
+@require_admin
+def remove_aliases(name: str):
+    aliases = request.args.getlist("alias")
+    if not aliases:
+        aliases = RemoveAliases.model_validate(json_body()).aliases
+    service = _service()
+    return _change(lambda: service.remove(name, aliases))
+
+
+@bp.post("/v1/entities/<path:name>/rename")
+@require_admin
+def rename(name: str):
+    req = Rename.model_validate(json_body())
+    service = _service()
+    return _change(lambda: service.rename(name, req.name))
+
+
+@bp.post("/v1/entities/<path:name>/split")
+@require_admin
+def split(name: str):
+    req = Split.model_validate(json_body())
+    service = _service()
+    return _change(lambda: service.split(name, req.aliases, req.into), created_status=201)
+
+
+@bp.delete("/v1/entities/<path:name>")
+@require_admin
+def delete(name: str):
+    service = _service()
+    return _change(lambda: service.delete(name))
+
+
+@bp.post("/v1/entities/_merge")
+@require_admin
+def merge():
+    req = Merge.model_validate(json_body())
+    service = _service()
+    return _change(lambda: service.merge(req.keep, req.drop))
+
+
+@bp.post("/v1/entities/_import")
+@require_admin
+def import_csv():
+    """A CSV glossary as the body (Content-Type text/csv) or as an uploaded file named ``file``
+    (.csv, .yaml, .txt). ``?force=true`` lets aliases equal to curated names be shared."""
+    upload = request.files.get("file")
+    if upload is not None:
+        suffix = Path(upload.filename or "glossary.csv").suffix.lower() or ".csv"
+        data, label = upload.read(), upload.filename or "upload"
+    elif request.mimetype in ("text/csv", "text/plain"):
+        suffix, data, label = ".csv", request.get_data(), "request body"
+    else:
+        raise ApiError(415, "unsupported_media_type", "send the glossary as text/csv or as a multipart file named 'file'")
+    if suffix not in (".csv", ".yaml", ".yml", ".txt"):
+        raise ApiError(400, "invalid_request", f"glossary file type {suffix!r} is not supported (.csv, .yaml, .txt)")
+    service = _service()
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / f"glossary{suffix}"
+        path.write_bytes(data)
+        return _change(lambda: import_glossary(service, path, force=_flag("force"), label=label), created_status=201)
