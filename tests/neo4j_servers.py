@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import atexit
 import os
+import shutil
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -68,7 +69,12 @@ def arcadedb_server() -> BoltTarget:
             server = ArcadeBoltServer.start(root)
         except (ArcadeUnavailable, OSError) as e:
             raise _Unavailable(f"ArcadeDB Bolt server cannot start: {e}") from e
-        atexit.register(server.stop)
+
+        def stop() -> None:
+            server.stop()
+            shutil.rmtree(root, ignore_errors=True)
+
+        atexit.register(stop)
         created: set[str] = set()
 
         def settings(purpose: str) -> Neo4jSettings:
