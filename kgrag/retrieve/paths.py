@@ -24,6 +24,7 @@ EDGE_HALF = 1.0
 MAX_ENTITY_DF = 0.05
 MENTIONS_PER_ENTITY = 50  # most-mentioning chunks taken per reached entity
 EVIDENCE_PER_CHUNK = 3
+SECONDARY_SHARE = 0.1  # weight of a chunk's other paths from the same question entity
 
 
 class DensePath:
@@ -93,20 +94,34 @@ class GraphWalkPath:
                 continue
             specificity = math.log1p(n / count) / math.log1p(n)
             weights[key] = confidence[path.nodes[0]] * _path_factor(path) * specificity
-        scores: dict[str, float] = {}
+        # chunk → seed → gains of the entities reached from that seed that the chunk mentions
+        gains: dict[str, dict[str, list[float]]] = {}
         evidence: dict[str, list[tuple[float, GraphPath]]] = {}
         for key, mentions in self.graph.mentions_of(list(weights)).items():
-            w = weights[key]
+            w, seed = weights[key], paths[key].nodes[0]
             for chunk_id, count in mentions[:MENTIONS_PER_ENTITY]:
                 gain = w * (1.0 + 0.25 * math.log(count))
-                scores[chunk_id] = scores.get(chunk_id, 0.0) + gain
+                gains.setdefault(chunk_id, {}).setdefault(seed, []).append(gain)
                 evidence.setdefault(chunk_id, []).append((gain, paths[key]))
+        scores = {cid: _chunk_score(by_seed) for cid, by_seed in gains.items()}
         ranked = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:k]
         kept = {
             cid: [p for _, p in sorted(evidence[cid], key=lambda e: -e[0])[:EVIDENCE_PER_CHUNK]]
             for cid, _ in ranked
         }
         return PathResult(self.name, [ScoredId(c, s) for c, s in ranked], kept, ms=_ms(t))
+
+
+def _chunk_score(by_seed: dict[str, list[float]]) -> float:
+    """Each question entity contributes its best path into the chunk, plus a little for the
+    others: a chunk tied to two of the question's entities beats one tied to either (the
+    multi-hop case), but naming many minor neighbours of one generic entity does not add up
+    to a strong hit (measured: plain sums ranked sports-season pages first for "university")."""
+    total = 0.0
+    for seed_gains in by_seed.values():
+        best = max(seed_gains)
+        total += best + SECONDARY_SHARE * (sum(seed_gains) - best)
+    return total
 
 
 def _path_factor(path: GraphPath) -> float:
