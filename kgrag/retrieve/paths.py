@@ -10,7 +10,9 @@ import math
 import time
 from collections.abc import Callable
 
+from kgrag.ingest.extract import title_aliases
 from kgrag.retrieve.types import PathResult, Query
+from kgrag.text.normalize import normalize_alias
 from kgrag.stores.base import ChunkIndex, GraphStore
 from kgrag.types import GraphPath, ScoredId
 
@@ -24,7 +26,9 @@ EDGE_HALF = 1.0
 MAX_ENTITY_DF = 0.05
 MENTIONS_PER_ENTITY = 50  # most-mentioning chunks taken per reached entity
 EVIDENCE_PER_CHUNK = 3
-SECONDARY_SHARE = 0.1  # weight of a chunk's other paths from the same question entity
+SECONDARY_SHARE = 0.1
+HOME_BONUS = 2.0  # a path into the chunk whose title names the entity
+HOME_CANDIDATES = 150  # weight of a chunk's other paths from the same question entity
 
 
 class DensePath:
@@ -67,8 +71,10 @@ class GraphWalkPath:
     name = "graph"
 
     def __init__(self, graph: GraphStore, corpus_size: Callable[[], int], hops: int = 2,
-                 max_entities: int = 200):
+                 max_entities: int = 200,
+                 chunk_titles: Callable[[list[str]], dict[str, str]] | None = None):
         self.graph = graph
+        self.chunk_titles = chunk_titles
         self.corpus_size = corpus_size
         self.hops = hops
         self.max_entities = max_entities
@@ -94,15 +100,25 @@ class GraphWalkPath:
                 continue
             specificity = math.log1p(n / count) / math.log1p(n)
             weights[key] = confidence[path.nodes[0]] * _path_factor(path) * specificity
+        found: list[tuple[str, str, float]] = []  # (chunk, entity, gain)
+        for key, mentions in self.graph.mentions_of(list(weights)).items():
+            for chunk_id, count in mentions[:MENTIONS_PER_ENTITY]:
+                found.append((chunk_id, key, weights[key] * (1.0 + 0.25 * math.log(count))))
+        # Titles are read for the strongest candidates only (reading thousands costs more than
+        # the whole walk); the bonus can at most double a chunk's score.
+        best: dict[str, float] = {}
+        for cid, _, gain in found:
+            best[cid] = max(best.get(cid, 0.0), gain)
+        head = sorted(best, key=lambda c: (-best[c], c))[: max(k, HOME_CANDIDATES)]
+        homes = self._home_entities(set(head))
         # chunk → seed → gains of the entities reached from that seed that the chunk mentions
         gains: dict[str, dict[str, list[float]]] = {}
         evidence: dict[str, list[tuple[float, GraphPath]]] = {}
-        for key, mentions in self.graph.mentions_of(list(weights)).items():
-            w, seed = weights[key], paths[key].nodes[0]
-            for chunk_id, count in mentions[:MENTIONS_PER_ENTITY]:
-                gain = w * (1.0 + 0.25 * math.log(count))
-                gains.setdefault(chunk_id, {}).setdefault(seed, []).append(gain)
-                evidence.setdefault(chunk_id, []).append((gain, paths[key]))
+        for chunk_id, key, gain in found:
+            if key in homes.get(chunk_id, ()):
+                gain *= HOME_BONUS
+            gains.setdefault(chunk_id, {}).setdefault(paths[key].nodes[0], []).append(gain)
+            evidence.setdefault(chunk_id, []).append((gain, paths[key]))
         scores = {cid: _chunk_score(by_seed) for cid, by_seed in gains.items()}
         ranked = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:k]
         kept = {
@@ -110,6 +126,24 @@ class GraphWalkPath:
             for cid, _ in ranked
         }
         return PathResult(self.name, [ScoredId(c, s) for c, s in ranked], kept, ms=_ms(t))
+
+
+    def _home_entities(self, chunk_ids: set[str]) -> dict[str, set[str]]:
+        """chunk → the entities its title names: a chunk is *about* the entity in its title
+        (a Wikipedia page, a manual section), so a path into it counts more than a passing
+        mention elsewhere."""
+        if self.chunk_titles is None or not chunk_ids:
+            return {}
+        titles = self.chunk_titles(sorted(chunk_ids))
+        by_alias: dict[str, list[str]] = {}
+        for cid, title in titles.items():
+            for form in title_aliases(title):
+                by_alias.setdefault(normalize_alias(form), []).append(cid)
+        homes: dict[str, set[str]] = {}
+        for alias, keys in self.graph.lookup_aliases(list(by_alias)).items():
+            for cid in by_alias.get(alias, ()):
+                homes.setdefault(cid, set()).update(keys)
+        return homes
 
 
 def _chunk_score(by_seed: dict[str, list[float]]) -> float:

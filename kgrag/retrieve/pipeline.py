@@ -47,7 +47,8 @@ class Retriever:
             "dense": DensePath(chunk_index, lambda q: embedder.embed_queries([q])[0]),
             "bm25": KeywordPath(chunk_index),
             "graph": GraphWalkPath(
-                graph, lambda: chunk_index.count(searchable_only=True), hops=settings.hops
+                graph, lambda: chunk_index.count(searchable_only=True), hops=settings.hops,
+                chunk_titles=lambda ids: {c.id: c.title for c in chunk_index.get(ids) if c.title},
             ),
         }
         # Paths wait on SQLite, numpy and torch, which release the GIL: threads overlap them.
