@@ -28,7 +28,8 @@ MENTIONS_PER_ENTITY = 50  # most-mentioning chunks taken per reached entity
 EVIDENCE_PER_CHUNK = 3
 SECONDARY_SHARE = 0.1
 HOME_BONUS = 2.0  # a path into the chunk whose title names the entity
-HOME_CANDIDATES = 150  # weight of a chunk's other paths from the same question entity
+HOME_CANDIDATES = 150
+FRONTIER = 20  # entities a walk continues from at each further hop  # weight of a chunk's other paths from the same question entity
 
 
 class DensePath:
@@ -86,9 +87,8 @@ class GraphWalkPath:
         confidence: dict[str, float] = {}
         for le in query.linked:
             confidence[le.key] = max(confidence.get(le.key, 0.0), le.score)
-        paths = self.graph.neighbors(list(confidence), self.hops, self.max_entities)
         n = max(1, self.corpus_size())
-        df = self.graph.entity_chunk_counts(list(paths))
+        paths, df = self._walk(list(confidence), n)
         weights: dict[str, float] = {}
         for key, path in paths.items():
             count = df.get(key, 0)
@@ -127,6 +127,34 @@ class GraphWalkPath:
         }
         return PathResult(self.name, [ScoredId(c, s) for c, s in ranked], kept, ms=_ms(t))
 
+
+    def _walk(self, seeds: list[str], n: int) -> tuple[dict[str, GraphPath], dict[str, int]]:
+        """Paths from the seeds, one hop level at a time. A level only continues from the
+        ``FRONTIER`` most specific, best-connected entities of the last one: walking on through
+        a hub ("United States", thousands of neighbours) costs the most and finds nothing a
+        specific entity would not."""
+        paths = self.graph.neighbors(seeds, 1, self.max_entities)
+        df = self.graph.entity_chunk_counts(list(paths))
+        frontier = [k for k, p in paths.items() if p.hops == 1]
+        for _ in range(self.hops - 1):
+            specific = [k for k in frontier if 0 < df.get(k, 0) <= MAX_ENTITY_DF * n]
+            specific.sort(key=lambda k: (-_path_factor(paths[k]) / math.log1p(df[k]), k))
+            specific = specific[:FRONTIER]
+            room = self.max_entities - len(paths)
+            if not specific or room <= 0:
+                break
+            frontier = []
+            for key, step in sorted(self.graph.neighbors(specific, 1, self.max_entities).items()):
+                if key in paths or step.hops != 1:
+                    continue
+                via = paths[step.nodes[0]]
+                paths[key] = GraphPath(via.nodes + step.nodes[1:], via.edges + step.edges,
+                                       via.weights + step.weights)
+                frontier.append(key)
+                if len(frontier) >= room:
+                    break
+            df.update(self.graph.entity_chunk_counts(frontier))
+        return paths, df
 
     def _home_entities(self, chunk_ids: set[str]) -> dict[str, set[str]]:
         """chunk → the entities its title names: a chunk is *about* the entity in its title
