@@ -98,6 +98,16 @@ def test_linked_mentions_count_the_alias_occurrences_and_relate_to_the_chunk_ent
     assert others and all(graph.relation_weight("lca", k) >= 1.0 for k in others)
 
 
+def test_the_next_ingest_links_the_new_alias_too(seeded, tmp_path):
+    service_for(seeded).add("LCA", ["最近公共祖先"])
+    later = tmp_path / "later"
+    later.mkdir()
+    (later / "zh2.md").write_text("# 倍增\n\n倍增法预处理后，每次查询最近公共祖先只需对数时间。\n", encoding="utf-8")
+    assert not seeded.ingest_job().run([later], progress=False).failed
+    chunks = [c for c, _ in seeded.graph.mentions_of(["lca"])["lca"]]
+    assert any(c.endswith("zh2.md#c0") for c in chunks)
+
+
 # -- merge and split -----------------------------------------------------------------------------
 def test_merge_then_split_restores_the_original_mention_counts(seeded):
     service = service_for(seeded)

@@ -23,8 +23,9 @@ from kgrag.text.analyze import analyze
 from kgrag.text.normalize import normalize_alias
 from kgrag.types import Chunk, Mention, Relation
 
-# Most candidate chunks examined per alias; beyond it the report says ``capped``.
-MAX_CANDIDATES = 20_000
+# Most candidate chunks examined per alias (Elasticsearch's default result window); beyond it
+# the report says ``capped``: the chunks left out are linked when their document is re-ingested.
+MAX_CANDIDATES = 10_000
 BATCH = 500
 
 

@@ -40,7 +40,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from kgrag.aliases.linking import link_aliases
-from kgrag.stores.base import AuditEntry, ChunkIndex, GraphStore, StoreError
+from kgrag.stores.base import AuditEntry, ChunkIndex, GraphStore
 from kgrag.text.normalize import normalize_alias
 from kgrag.types import Entity
 
@@ -155,6 +155,8 @@ class AliasService:
         if absorb:
             parts.append(f"merged in extracted entities {absorb}")
         parts.append(f"linked {len(link.linked_chunks or [])} chunk(s)")
+        if link.capped:
+            parts.append("candidate search capped: chunks beyond it link on their next re-ingest")
         if ambiguous:
             parts.append(f"now ambiguous: {ambiguous}")
         return self.record_change("add", key, "; ".join(parts), details)
@@ -287,5 +289,3 @@ class AliasService:
 def now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
 
-
-__all__ = ["AliasError", "AliasService", "Change", "StoreError", "clean_aliases", "clean_name"]

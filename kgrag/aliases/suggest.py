@@ -12,6 +12,13 @@ Signals, each a reason shown with the pair:
   shared (weak alone: two films of one director share neighbours too).
 Only the ``max_entities`` most mentioned entities (and every curated one) are compared
 pairwise; shared aliases are found over the whole graph.
+
+Names that differ in a parenthesized qualifier ("Inside Job (2010 film)" / "Inside Job (TV
+series)", "Dick Smith" / "Dick Smith (retailer)") are distinct by construction in
+Wikipedia-style corpora, yet share their base name and look alike: such pairs are kept (a
+glossary may still hold "Python (language)" / "Python (programming language)") but scored at
+``QUALIFIED_FACTOR`` and marked ``qualifiers_differ``. Likewise names whose numbers differ
+("Spider-Man 2" / "Spider-Man 3", "Alexander II" / "Alexander III"): ``numbers_differ``.
 """
 
 from __future__ import annotations
@@ -31,7 +38,25 @@ from kgrag.text.normalize import normalize_alias
 from kgrag.types import Entity
 
 WEIGHTS = {"shared_alias": 1.0, "spacing": 1.0, "acronym": 0.8, "fuzzy": 1.0, "embedding": 1.0, "neighbours": 0.5}
+QUALIFIED_FACTOR = 0.25
 _LATIN_WORD = re.compile(r"^[a-z][a-z0-9]*$")
+_QUALIFIER = re.compile(r"\s*[(（]([^()（）]*)[)）]\s*$")
+
+
+_DIGITS = re.compile(r"\d+")
+_ROMAN = re.compile(r"^[ivxlc]{1,5}$")
+
+
+def numbers(name: str) -> tuple[list[str], list[str]]:
+    """Digit runs (spacing ignored: "A-10" == "A10") and Roman-numeral words of a name."""
+    normalized = normalize_alias(name)
+    return _DIGITS.findall(normalized.replace(" ", "")), [w for w in normalized.split() if _ROMAN.match(w)]
+
+
+def qualifier(name: str) -> str:
+    """The trailing parenthesized qualifier of a name ("2010 film"), "" when none."""
+    m = _QUALIFIER.search(name)
+    return normalize_alias(m.group(1)) if m else ""
 
 
 @dataclass
@@ -98,6 +123,11 @@ def suggest_duplicates(
         # Keep the curated one, else the more mentioned, else the fuller name.
         keep, drop = sorted((ea, eb), key=lambda e: (not e.curated, -counts.get(e.key, 0), -len(e.key), e.key))
         score = sum(WEIGHTS[r] * (v if isinstance(v, float) else 1.0) for r, v in why.items())
+        for reason, differs in (("qualifiers_differ", qualifier(ea.name) != qualifier(eb.name)),
+                                ("numbers_differ", numbers(ea.name) != numbers(eb.name))):
+            if differs:
+                why[reason] = True
+                score *= QUALIFIED_FACTOR
         out.append(Suggestion(keep, drop, dict(sorted(why.items())), score))
     out.sort(key=lambda s: (-s.score, s.keep.key, s.drop.key))
     return out[:limit]
