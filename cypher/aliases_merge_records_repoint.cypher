@@ -1,3 +1,3 @@
-// The kept entity was renamed or merged on: its provenance follows it.
+// An entity was renamed, or restored by a split under another key: its provenance follows it.
 MATCH (m:EntityMerge {keep_key: $old})
 SET m.keep_key = $new

@@ -18,12 +18,12 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from kgrag.stores.alias_provenance import EPSILON, reattribute
 from kgrag.stores.base import AuditEntry, StoreError
 from kgrag.stores.sqlite_graph_writes import UNDIRECTED_RELATION_TYPES
 from kgrag.text.normalize import normalize_alias
 from kgrag.types import Entity, Mention, Relation
 
-EPSILON = 1e-9
 _ALL = 2**31 - 1  # LIMIT for "no limit" with an offset (ArcadeDB refuses 64-bit limits)
 
 Edge = tuple[str, str, str, str]  # (source, target, type, chunk id), undirected types ordered
@@ -125,8 +125,7 @@ class Neo4jAliasAdmin:
                     mentions=json.dumps(sorted(self._mentions(tx, key).items()), ensure_ascii=False),
                     relations=json.dumps(sorted([*e, w] for e, w in self._relations(tx, key).items()), ensure_ascii=False))
                 curated = curated or bool(entity["curated"])
-                self._move(tx, entity, keep)
-                self._run.rows(tx, "aliases_merge_records_repoint", old=key, new=keep)
+                self._move(tx, entity, keep)  # its own merge records stay keyed by it (see SQLite)
             self._run.rows(tx, "aliases_entity_update", key=keep, display_name=kept["name"], curated=curated)
 
         self._run.write(f"merge into {keep!r}", work)
@@ -162,10 +161,15 @@ class Neo4jAliasAdmin:
             self._drop_aliases(tx, old, set(moving))
             self._append_aliases(tx, self._require(tx, new_key), [new_name, *moving.values()])
             for record in records:
-                self._restore(tx, key, new_key, record["drop_key"], json.loads(record["mentions"]),
-                              json.loads(record["relations"]))
+                # Read now: restoring an earlier record may have re-attributed evidence in it.
+                fresh = next(r for r in self._run.rows(tx, "aliases_merge_records_of", key=key) if r["seq"] == record["seq"])
+                self._restore(tx, key, new_key, record["drop_key"], json.loads(fresh["mentions"]),
+                              json.loads(fresh["relations"]))
             if records:
                 self._run.rows(tx, "aliases_merge_records_delete", key=key, seqs=[r["seq"] for r in records])
+            for record in records:
+                if record["drop_key"] != new_key:
+                    self._run.rows(tx, "aliases_merge_records_repoint", old=record["drop_key"], new=new_key)
 
         self._run.write(what, work)
         return self.get_entity(new_key)
@@ -288,6 +292,18 @@ class Neo4jAliasAdmin:
         self._run.rows(tx, "aliases_relations_set", rows=[_relation_dict(e, w) for e, w in moved.items()])
         self._run.rows(tx, "aliases_prune", alias_keys=old["alias_keys"])
 
+    def _reattribute(self, tx, key: str, other: str, new_key: str, rel_type: str, chunk_id: str, weight: float) -> float:
+        """Evidence with an entity still merged into ``key``: its record learns it is evidence
+        with ``new_key`` (``alias_provenance.reattribute``); returns the weight moved."""
+        records = [r for r in self._run.rows(tx, "aliases_merge_records_of", key=key) if r["drop_key"] == other]
+        if not records:
+            return 0.0  # merged somewhere else, or deleted: nothing to attribute it to
+        record = records[-1]
+        rows, moved = reattribute(json.loads(record["relations"]), key, other, new_key, rel_type, chunk_id, weight)
+        self._run.rows(tx, "aliases_merge_record_update", key=key, seq=record["seq"],
+                       relations=json.dumps(rows, ensure_ascii=False))
+        return moved
+
     def _restore(self, tx, key: str, new_key: str, drop_key: str, mentions: list, relations: list) -> None:
         """Undo one recorded merge (see ``SqliteAliasAdmin`` for the rules; same arithmetic)."""
         have = self._mentions(tx, key)
@@ -319,13 +335,20 @@ class Neo4jAliasAdmin:
                 if chunk_id in known_chunks:
                     back_rows[back] = back_rows.get(back, weights_new.get(back, 0.0)) + float(weight)
                 continue
+            if self._entity(tx, other) is None:
+                moved = self._reattribute(tx, key, other, new_key, rel_type, chunk_id, float(weight))
+                if moved > EPSILON and chunk_id in known_chunks:
+                    edge = _edge(new_key, key, rel_type, chunk_id)
+                    back_rows[edge] = back_rows.get(edge, weights_new.get(edge, 0.0)) + moved
+                continue
             merged = _edge(key if source == drop_key else source, key if target == drop_key else target, rel_type, chunk_id)
             current = changed.get(merged, weights.get(merged))
-            if current is None or self._entity(tx, other) is None:
+            if current is None:
                 continue
             taken = min(float(weight), current)
             changed[merged] = current - taken
-            back_rows[back] = back_rows.get(back, weights_new.get(back, 0.0)) + taken
+            if back[0] != back[1]:  # both ends restored into one entity: the evidence is gone, as in a merge
+                back_rows[back] = back_rows.get(back, weights_new.get(back, 0.0)) + taken
         self._run.rows(tx, "aliases_relations_unset", rows=[_relation_dict(e, 0.0) for e, w in changed.items() if w <= EPSILON])
         self._run.rows(tx, "aliases_relations_set", rows=[
             *(_relation_dict(e, w) for e, w in changed.items() if w > EPSILON),

@@ -7,7 +7,8 @@ written before alias administration existed keeps working without a schema bump:
 
 * ``entity_merges``: provenance of each merge — the dropped entity as it was, with its own
   mentions and relation evidence — so a split that takes that entity's name back restores
-  exactly what it had (while its chunks still exist);
+  exactly what it had (while its chunks still exist). Chains unwind in reverse: the records of
+  an entity merged away stay keyed by it and apply again once a split restores it;
 * ``audit_log``: who changed what, when.
 """
 
@@ -19,6 +20,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+from kgrag.stores.alias_provenance import EPSILON, reattribute
 from kgrag.stores.base import AuditEntry, StoreError
 from kgrag.stores.sqlite_db import IN_JSON, id_list
 from kgrag.stores.sqlite_graph_writes import UNDIRECTED_RELATION_TYPES
@@ -32,9 +34,6 @@ ADMIN_SCHEMA = (
     "CREATE TABLE IF NOT EXISTS audit_log (id INTEGER PRIMARY KEY, at TEXT NOT NULL, who TEXT NOT NULL, "
     "action TEXT NOT NULL, target TEXT NOT NULL, details TEXT NOT NULL)",
 )
-# Weights and counts are compared with this slack: relation weights are floats summed in
-# different orders by merge and split.
-EPSILON = 1e-9
 
 
 class SqliteAliasAdmin:
@@ -117,7 +116,8 @@ class SqliteAliasAdmin:
                 conn.execute("UPDATE entities SET curated = max(curated, (SELECT curated FROM entities WHERE key = ?)) "
                              "WHERE key = ?", (key, keep))
                 _move_entity(conn, key, keep)
-                conn.execute("UPDATE entity_merges SET keep_key = ? WHERE keep_key = ?", (keep, key))
+                # The dropped entity's own merge records stay keyed by it (dormant): they
+                # describe what it was made of, and apply again once a split restores it.
         return self.get_entity(keep)
 
     def split_entity(self, key: str, aliases: Sequence[str], new_name: str) -> Entity:
@@ -136,15 +136,20 @@ class SqliteAliasAdmin:
             if new_key in owned:
                 moving.setdefault(new_key, owned[new_key])
             records = [r for r in conn.execute(
-                "SELECT id, drop_key, entity, mentions, relations FROM entity_merges WHERE keep_key = ? ORDER BY id",
+                "SELECT id, drop_key, entity FROM entity_merges WHERE keep_key = ? ORDER BY id",
                 (key,)) if r[1] == new_key or r[1] in moving]
             etype = json.loads(records[0][2])["type"] if records else old.type
             conn.execute("INSERT INTO entities (key, name, type, curated) VALUES (?, ?, ?, 1)", (new_key, new_name, etype))
             conn.executemany("DELETE FROM aliases WHERE entity_key = ? AND normalized = ?", [(key, n) for n in moving])
             _add_aliases(conn, new_key, [new_name, *moving.values()])
-            for record_id, drop_key, _, mentions, relations in records:
+            for record_id, drop_key, _ in records:
+                # Read now: restoring an earlier record may have re-attributed evidence in it.
+                mentions, relations = conn.execute(
+                    "SELECT mentions, relations FROM entity_merges WHERE id = ?", (record_id,)).fetchone()
                 _restore(conn, key, new_key, drop_key, json.loads(mentions), json.loads(relations))
                 conn.execute("DELETE FROM entity_merges WHERE id = ?", (record_id,))
+                # What the restored entity was itself merged from is its provenance again.
+                conn.execute("UPDATE entity_merges SET keep_key = ? WHERE keep_key = ?", (new_key, drop_key))
         return self.get_entity(new_key)
 
     def delete_entity(self, key: str) -> bool:
@@ -313,10 +318,13 @@ def _restore(conn: sqlite3.Connection, key: str, new_key: str, drop_key: str,
             continue
         merged = _relation_row(Relation(key if source == drop_key else source,
                                         key if target == drop_key else target, chunk_id, rel_type, weight))
+        if not _exists(conn, other):
+            restored += _reattribute(conn, key, other, new_key, rel_type, chunk_id, weight)
+            continue
         row = conn.execute(
             "SELECT weight FROM relation_evidence WHERE source_key = ? AND target_key = ? AND type = ? AND chunk_id = ?",
             merged[:4]).fetchone()
-        if row is None or not _exists(conn, other):
+        if row is None:
             continue
         taken = min(float(weight), row[0])
         if row[0] - taken <= EPSILON:
@@ -325,5 +333,22 @@ def _restore(conn: sqlite3.Connection, key: str, new_key: str, drop_key: str,
         else:
             conn.execute("UPDATE relation_evidence SET weight = weight - ? WHERE source_key = ? AND target_key = ? "
                          "AND type = ? AND chunk_id = ?", (taken, *merged[:4]))
-        restored.append((*back[:4], taken))
+        if back[0] != back[1]:  # both ends restored into one entity: the evidence is gone, as in a merge
+            restored.append((*back[:4], taken))
     _add_weights(conn, restored)
+
+
+def _reattribute(conn: sqlite3.Connection, key: str, other: str, new_key: str, rel_type: str, chunk_id: str,
+                 weight: float) -> list[tuple]:
+    """Evidence with an entity that is itself still merged into ``key`` (splits out of merge
+    order): it goes between ``new_key`` and ``key`` for now, and that entity's record learns
+    it is evidence with ``new_key`` (``alias_provenance.reattribute``)."""
+    record = conn.execute("SELECT id, relations FROM entity_merges WHERE keep_key = ? AND drop_key = ? ORDER BY id DESC",
+                          (key, other)).fetchone()
+    if record is None:
+        return []  # merged somewhere else, or deleted: nothing to attribute it to
+    rows, moved = reattribute(json.loads(record[1]), key, other, new_key, rel_type, chunk_id, weight)
+    conn.execute("UPDATE entity_merges SET relations = ? WHERE id = ?", (json.dumps(rows, ensure_ascii=False), record[0]))
+    if moved <= EPSILON or not conn.execute("SELECT EXISTS (SELECT 1 FROM chunks WHERE id = ?)", (chunk_id,)).fetchone()[0]:
+        return []
+    return [_relation_row(Relation(new_key, key, chunk_id, rel_type, moved))]

@@ -50,7 +50,8 @@ def _snapshot(store: GraphStore) -> dict:
         "weights": {(a, b): round(store.relation_weight(a, b), 9) for a in keys for b in keys if a < b},
         "aliases": {k: sorted(v) for k, v in store.alias_table().items()},
         "evidence": {d: sorted((r.source_key, r.target_key, r.type, r.chunk_id, round(r.weight, 9))
-                               for r in store.export_document(d).relations) for d in ("A", "B")},
+                               for r in store.export_document(d).relations)
+                     for d in sorted(doc.id for doc in store.list_documents())},
     }
 
 
@@ -149,6 +150,35 @@ def test_merge_then_split_restores_the_original_mentions_and_relations(kb):
     assert zh.aliases == ["最近公共祖先", "最近共同祖先"]
     assert _snapshot(kb) == before
     assert kb.get_entity("lca").aliases == ["LCA", "最低公共祖先"]
+
+
+@pytest.mark.parametrize("first, second", [
+    (("Lowest Common Ancestor", "Lowest Common Ancestor"), ("最近共同祖先", "最近公共祖先")),  # merge order
+    (("最近共同祖先", "最近公共祖先"), ("Lowest Common Ancestor", "Lowest Common Ancestor")),  # reverse order
+])
+def test_splits_in_any_order_restore_evidence_between_merged_entities(kb, first, second):
+    doc, chunks = _doc("C", 1)
+    kb.write_document(doc, chunks, [LOWEST, ZH, TREE],
+                      [Mention("lowest common ancestor", "C#0"), Mention("最近公共祖先", "C#0"), Mention("tree", "C#0")],
+                      [Relation("lowest common ancestor", "最近公共祖先", "C#0", CO, 1.0),
+                       Relation("最近公共祖先", "tree", "C#0", CO, 0.5), Relation("lowest common ancestor", "lca", "C#0", CO)])
+    before = _snapshot(kb)
+    kb.merge_entities("lca", ["lowest common ancestor", "最近公共祖先"])
+    assert kb.relation_weight("lca", "tree") == pytest.approx(5.5)
+    kb.split_entity("lca", [first[0]], first[1])
+    kb.split_entity("lca", [second[0]], second[1])
+    assert _snapshot(kb) == before
+    assert kb.relation_weight("lowest common ancestor", "最近公共祖先") == pytest.approx(1.0)
+
+
+def test_chained_merges_unwind_in_reverse(kb):
+    before = _snapshot(kb)
+    kb.merge_entities("lowest common ancestor", ["最近公共祖先"])
+    kb.merge_entities("lca", ["lowest common ancestor"])
+    lowest = kb.split_entity("lca", ["Lowest Common Ancestor", "最近公共祖先", "最近共同祖先"], "Lowest Common Ancestor")
+    assert lowest.aliases == ["Lowest Common Ancestor", "最近公共祖先", "最近共同祖先"]
+    kb.split_entity("lowest common ancestor", ["最近共同祖先"], "最近公共祖先")
+    assert _snapshot(kb) == before
 
 
 def test_split_restores_after_a_rename_of_the_kept_entity(kb):

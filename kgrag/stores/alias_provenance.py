@@ -1,0 +1,44 @@
+"""Merge provenance arithmetic shared by both graph stores' alias administration.
+
+A merge record keeps the dropped entity's own relation evidence as rows
+``[source, target, type, chunk_id, weight]``. Splits unwind merges; done out of order (the
+first of two entities merged into one is split off first), evidence between two merged
+entities must be re-attributed, which is what ``reattribute`` does to the other's record.
+"""
+
+from __future__ import annotations
+
+from kgrag.stores.sqlite_graph_writes import UNDIRECTED_RELATION_TYPES
+
+EPSILON = 1e-9
+
+
+def ordered(source: str, target: str, rel_type: str) -> tuple[str, str]:
+    """Undirected relation types are stored with source < target (as every store does)."""
+    if rel_type in UNDIRECTED_RELATION_TYPES and target < source:
+        return target, source
+    return source, target
+
+
+def reattribute(rows: list[list], key: str, other: str, new_key: str, rel_type: str, chunk_id: str,
+                weight: float) -> tuple[list[list], float]:
+    """``other`` is still merged into ``key`` while ``new_key`` was just split off ``key``, and
+    ``new_key`` had ``weight`` of evidence with ``other`` in ``chunk_id``. That evidence went
+    into ``other``'s record as evidence with ``key`` when ``other`` was merged; it now belongs
+    to ``new_key``. Returns the rewritten rows and the weight moved (the store restores that
+    much as evidence between ``new_key`` and ``key``, where ``other`` lives for now)."""
+    out: list[list] = []
+    remaining = float(weight)
+    for source, target, row_type, row_chunk, row_weight in rows:
+        if (remaining > EPSILON and row_type == rel_type and row_chunk == chunk_id
+                and {source, target} == {other, key}):
+            taken = min(float(row_weight), remaining)
+            remaining -= taken
+            row_weight = float(row_weight) - taken
+            if row_weight <= EPSILON:
+                continue
+        out.append([source, target, row_type, row_chunk, row_weight])
+    moved = float(weight) - remaining
+    if moved > EPSILON:
+        out.append([*ordered(other, new_key, rel_type), rel_type, chunk_id, moved])
+    return out, moved
