@@ -226,6 +226,7 @@ class AliasService:
         if any(normalize_alias(a) == entity.key for a in aliases):
             raise AliasError("invalid", f"{entity.name!r} is the canonical name of {entity.key!r} and stays with it")
         new = self.graph.split_entity(entity.key, aliases, into)
+        self._mark_curated(entity)  # what it keeps is a person's decision now
         restored = self.graph.entity_chunk_counts([new.key]).get(new.key, 0)
         # Without merge provenance the new entity starts with no mention: find its chunks.
         link = None if restored else self.link_names(new.key, new.aliases, only_missing=True)
