@@ -71,7 +71,13 @@ class Components:
         from kgrag.ingest.extract import Extractor
         from kgrag.ingest.gazetteer import Gazetteer
 
-        return Extractor(self.settings.extraction, Gazetteer(graph.alias_table()), self.recognizer)
+        from kgrag.ingest.glossary import glossary_aliases
+
+        # Curated names (glossary, alias admin) also match written in lower case ("heap").
+        any_case = glossary_aliases(graph.curated_entities())
+        return Extractor(
+            self.settings.extraction, Gazetteer(graph.alias_table(), any_case=any_case), self.recognizer
+        )
 
     def ingest_job(self) -> IngestJob:
         return IngestJob(

@@ -71,13 +71,17 @@ class ExtractionSettings(BaseModel):
 class RetrievalSettings(BaseModel):
     top_k: int = Field(10, ge=1, le=100)
     candidates: int = Field(50, ge=1, le=500)  # per path, before fusion
+    fusion: Literal["rrf", "score"] = "rrf"
     rrf_k: int = Field(60, ge=1)
     weights: dict[str, float] = Field(default_factory=lambda: {"dense": 1.0, "bm25": 1.0, "graph": 1.0})
     hops: int = Field(2, ge=0, le=4)
+    # Entities of the best N keyword hits also seed the graph walk (0: question entities only).
+    feedback_chunks: int = Field(1, ge=0, le=10)
     # Local cross-encoder directory (bge-reranker-* through FlagEmbedding, others through
     # sentence-transformers CrossEncoder). None: the fused order stands.
     reranker_path: str | None = None
-    reranker_batch_size: int = Field(32, ge=1)
+    # 8: FlagEmbedding re-runs its first batch as a memory probe, and small batches pad less.
+    reranker_batch_size: int = Field(8, ge=1)
     rerank_top: int = Field(40, ge=1, le=200)
     # Hits scoring below this (reranker score when one ran, else fused) are dropped; when none
     # is left, generation abstains. None: no threshold.

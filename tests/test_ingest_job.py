@@ -206,3 +206,17 @@ def test_sigkill_mid_ingest_then_rerun_equals_clean_run(tmp_path, components):
     assert clean.ok
     clean_totals = {**components.graph.stats(), "indexed_chunks": components.chunk_index.count(searchable_only=True)}
     assert rerun_report["totals"] == clean_totals
+
+
+def test_ingest_links_lower_case_glossary_terms(components, tmp_path):
+    from kgrag.ingest.glossary import load_glossary
+
+    glossary = tmp_path / "glossary.txt"
+    glossary.write_text("Heap; binary heap\nIT; information technology\n", encoding="utf-8")
+    corpus = write_jsonl(tmp_path / "corpus.jsonl", [
+        {"id": "d1", "title": "Priority queues", "text": "A priority queue is usually kept in a heap, and it is fast."}])
+    report = components.ingest_job().run([corpus], glossary_entities=load_glossary(glossary), progress=False)
+    assert not report.failed, report.failed
+    mentions = components.graph.mentions_of(["heap", "it"])
+    assert [chunk for chunk, _ in mentions.get("heap", [])] == ["d1#c0"]
+    assert mentions.get("it", []) == []  # a curated stop word still needs capitals

@@ -29,6 +29,7 @@ EVIDENCE_PER_CHUNK = 3
 SECONDARY_SHARE = 0.1
 HOME_BONUS = 2.0  # a path into the chunk whose title names the entity
 HOME_CANDIDATES = 150
+FEEDBACK_CONFIDENCE = 0.8  # a seed taken from the best keyword hit, not from the question
 FRONTIER = 20  # entities a walk continues from at each further hop  # weight of a chunk's other paths from the same question entity
 
 
@@ -82,11 +83,13 @@ class GraphWalkPath:
 
     def search(self, query: Query, k: int) -> PathResult:
         t = time.perf_counter()
-        if not query.linked:
+        if not query.linked and not query.feedback:
             return PathResult(self.name, [], ms=_ms(t))
         confidence: dict[str, float] = {}
         for le in query.linked:
             confidence[le.key] = max(confidence.get(le.key, 0.0), le.score)
+        for key in query.feedback:
+            confidence.setdefault(key, FEEDBACK_CONFIDENCE)
         n = max(1, self.corpus_size())
         paths, df = self._walk(list(confidence), n)
         weights: dict[str, float] = {}
@@ -121,12 +124,32 @@ class GraphWalkPath:
             evidence.setdefault(chunk_id, []).append((gain, paths[key]))
         scores = {cid: _chunk_score(by_seed) for cid, by_seed in gains.items()}
         ranked = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:k]
-        kept = {
-            cid: [p for _, p in sorted(evidence[cid], key=lambda e: -e[0])[:EVIDENCE_PER_CHUNK]]
-            for cid, _ in ranked
-        }
+        kept = self._evidence(query, evidence, [cid for cid, _ in ranked])
         return PathResult(self.name, [ScoredId(c, s) for c, s in ranked], kept, ms=_ms(t))
 
+
+    def _evidence(self, query: Query, evidence: dict[str, list[tuple[float, GraphPath]]],
+                  chunk_ids: list[str]) -> dict[str, list[GraphPath]]:
+        """The paths shown in the trace, from the question's own entities first. A path that
+        starts at a feedback seed is shown from the question entity next to that seed, when
+        there is one ("Glass Harbor" → "Maret Kuusik" → ...), so the trace explains the hop."""
+        linked = list(dict.fromkeys(le.key for le in query.linked))
+        bridges: dict[str, GraphPath] = {}
+        if linked and query.feedback:
+            bridges = {k: p for k, p in self.graph.neighbors(linked, 1, self.max_entities).items() if p.hops}
+        out: dict[str, list[GraphPath]] = {}
+        for cid in chunk_ids:
+            shown = []
+            for gain, path in sorted(evidence[cid], key=lambda e: -e[0]):
+                bridge = bridges.get(path.nodes[0])
+                if bridge is not None:
+                    path = GraphPath(bridge.nodes + path.nodes[1:], bridge.edges + path.edges,
+                                     bridge.weights + path.weights)
+                if path not in shown:
+                    shown.append(path)
+            shown.sort(key=lambda p: p.nodes[0] not in linked)  # stable: keeps gain order
+            out[cid] = shown[:EVIDENCE_PER_CHUNK]
+        return out
 
     def _walk(self, seeds: list[str], n: int) -> tuple[dict[str, GraphPath], dict[str, int]]:
         """Paths from the seeds, one hop level at a time. A level only continues from the

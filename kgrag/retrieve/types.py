@@ -31,6 +31,8 @@ class Query:
     modes: tuple[str, ...] = PATHS  # which paths run
     linked: list[LinkedEntity] = field(default_factory=list)  # filled once, shared by paths
     expansions: list[str] = field(default_factory=list)  # alias surface forms for BM25
+    # Entities of the best keyword hits: extra, weaker seeds for the graph walk (feedback).
+    feedback: list[str] = field(default_factory=list)
 
 
 @dataclass
