@@ -6,12 +6,13 @@
 // best predecessor (highest score + edge weight; ties: smallest key); the level keeps the
 // $room best entities (ties: smallest key). Only those rows leave the server.
 UNWIND $frontier AS f
-MATCH (:Entity {key: f.key})-[r:RELATED]-(v:Entity)
+WITH f.key AS via, f.score AS via_score
+MATCH (:Entity {key: via})-[r:RELATED]-(v:Entity)
 WHERE NOT v.key IN $reached
-WITH f, v, r.type AS type, sum(r.weight) AS type_weight
+WITH via, via_score, v, r.type AS type, sum(r.weight) AS type_weight
 ORDER BY type_weight DESC, type
-WITH f, v, sum(type_weight) AS weight, head(collect(type)) AS type
-WITH v, f.score + weight AS score, f.key AS via, weight, type
+WITH via, via_score, v, sum(type_weight) AS weight, head(collect(type)) AS type
+WITH v, via_score + weight AS score, via, weight, type
 ORDER BY score DESC, via
 WITH v, head(collect({score: score, via: via, weight: weight, type: type})) AS best
 RETURN v.key AS key, best.score AS score, best.via AS via, best.weight AS weight, best.type AS type
