@@ -19,7 +19,7 @@ from kgrag.types import GraphPath, ScoredId
 # Graph path scoring knobs. An entity reached in h hops counts HOP_DECAY**h as much as one the
 # question names; an edge of weight w passes w / (w + EDGE_HALF) of the score on (a pair seen
 # together in one chunk passes half; in four chunks, 80%).
-HOP_DECAY = 0.5
+HOP_DECAY = 0.7
 EDGE_HALF = 1.0
 # An entity mentioned in more chunks than this fraction of the corpus is too general to point
 # at anything (think "United States" in a Wikipedia corpus): it is not followed.
@@ -27,7 +27,7 @@ MAX_ENTITY_DF = 0.05
 MENTIONS_PER_ENTITY = 50  # most-mentioning chunks taken per reached entity
 EVIDENCE_PER_CHUNK = 3
 SECONDARY_SHARE = 0.1
-HOME_BONUS = 2.0  # a path into the chunk whose title names the entity
+HOME_BONUS = 3.0  # a path into the chunk whose title names the entity
 HOME_CANDIDATES = 150
 FEEDBACK_CONFIDENCE = 0.8  # a seed taken from the best keyword hit, not from the question
 FRONTIER = 20  # entities a walk continues from at each further hop  # weight of a chunk's other paths from the same question entity
@@ -108,7 +108,7 @@ class GraphWalkPath:
             for chunk_id, count in mentions[:MENTIONS_PER_ENTITY]:
                 found.append((chunk_id, key, weights[key] * (1.0 + 0.25 * math.log(count))))
         # Titles are read for the strongest candidates only (reading thousands costs more than
-        # the whole walk); the bonus can at most double a chunk's score.
+        # the whole walk); the bonus can at most triple a chunk's score.
         best: dict[str, float] = {}
         for cid, _, gain in found:
             best[cid] = max(best.get(cid, 0.0), gain)

