@@ -45,7 +45,10 @@ class EmbedderSettings(BaseModel):
     # (zh+en, ~8x slower). "sentence-transformers": any local model named by `path`.
     name: Literal["minilm", "e5", "sentence-transformers"] = "minilm"
     path: str | None = None
-    batch_size: int = Field(16, ge=1)  # measured: 16 beats 32 and 64 (less padding per batch)
+    batch_size: int = Field(16, ge=1)
+    # Whether a `sentence-transformers` model covers non-Latin scripts (Chinese); an English-only
+    # one is left out of fusion for questions in such scripts. (minilm: no; e5: yes.)
+    multilingual: bool = True  # measured: 16 beats 32 and 64 (less padding per batch)
 
     @model_validator(mode="after")
     def _path_needed(self) -> EmbedderSettings:

@@ -97,3 +97,16 @@ def test_parents_are_attached_and_overlaps_dropped(kb):
         if hit.chunk.parent_id:
             assert hit.parent is not None and hit.parent.id == hit.chunk.parent_id
             assert hit.chunk.text in hit.parent.text
+
+
+def test_english_only_embedder_sits_out_chinese_questions(kb):
+    """MiniLM ranks Chinese near randomly: it does not vote in fusion for a Chinese question,
+    the trace says why, and asking for the dense path alone still runs it."""
+    result = kb.retriever.retrieve("最近公共祖先是什么？")
+    assert "dense" not in result.query.modes and "English-only" in result.query.skipped["dense"]
+    assert all("dense" not in h.paths for h in result.hits)
+    assert "zuijin_gonggong_zuxian.md" in result.hits[0].chunk.doc_id
+    only_dense = kb.retriever.retrieve("最近公共祖先是什么？", modes=("dense",))
+    assert only_dense.hits and all("dense" in h.paths for h in only_dense.hits)
+    english = kb.retriever.retrieve("How is the LCA computed?")
+    assert "dense" in english.query.modes and not english.query.skipped

@@ -55,6 +55,8 @@ def trace_dict(result: RetrievalResult) -> dict[str, Any]:
             for le in q.linked
         ],
         "expansions": q.expansions,
+        "feedback_entities": q.feedback,
+        "skipped_paths": q.skipped,
         "reranker": result.reranker,
         "below_threshold": result.below_threshold,
         "timings_ms": result.timings_ms,

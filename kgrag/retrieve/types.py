@@ -33,6 +33,8 @@ class Query:
     expansions: list[str] = field(default_factory=list)  # alias surface forms for BM25
     # Entities of the best keyword hits: extra, weaker seeds for the graph walk (feedback).
     feedback: list[str] = field(default_factory=list)
+    # Paths left out for this question, with the reason (shown in the trace).
+    skipped: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
