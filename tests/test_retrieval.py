@@ -105,7 +105,7 @@ def test_english_only_embedder_sits_out_chinese_questions(kb):
     result = kb.retriever.retrieve("最近公共祖先是什么？")
     assert "dense" not in result.query.modes and "English-only" in result.query.skipped["dense"]
     assert all("dense" not in h.paths for h in result.hits)
-    assert "zuijin_gonggong_zuxian.md" in result.hits[0].chunk.doc_id
+    assert any("zuijin_gonggong_zuxian.md" in h.chunk.doc_id for h in result.hits[:2])
     only_dense = kb.retriever.retrieve("最近公共祖先是什么？", modes=("dense",))
     assert only_dense.hits and all("dense" in h.paths for h in only_dense.hits)
     english = kb.retriever.retrieve("How is the LCA computed?")
