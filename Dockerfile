@@ -24,6 +24,10 @@ RUN mkdir kgrag && touch kgrag/__init__.py \
     && pip install . \
     && pip uninstall -y kgrag
 COPY kgrag ./kgrag
+# Every Cypher statement the Neo4j store runs lives in cypher/ (not package data: one folder,
+# as in the repository).
+COPY cypher ./cypher
+ENV KGRAG_CYPHER_DIR=/src/cypher
 RUN rm -rf build kgrag.egg-info && pip install --no-deps . && rm -rf build kgrag.egg-info
 
 RUN useradd --create-home --uid 10001 kgrag && mkdir -p /data && chown kgrag /data

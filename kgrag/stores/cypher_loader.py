@@ -7,6 +7,7 @@ Neo4j is the reference: it reads the top-level files only.
 
 from __future__ import annotations
 
+import os
 import re
 import threading
 from pathlib import Path
@@ -21,8 +22,9 @@ _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 class CypherLoader:
     """Loads and caches statements; safe to share between threads."""
 
-    def __init__(self, root: Path | str = DEFAULT_CYPHER_DIR, dialect: str | None = None):
-        self.root = Path(root)
+    def __init__(self, root: Path | str | None = None, dialect: str | None = None):
+        # KGRAG_CYPHER_DIR: where a non-editable install (the Docker image) keeps the folder.
+        self.root = Path(root or os.environ.get("KGRAG_CYPHER_DIR") or DEFAULT_CYPHER_DIR)
         self.dialect = dialect
         if not self.root.is_dir():
             raise StoreError(f"Cypher folder {self.root} does not exist (it ships beside the kgrag package)")

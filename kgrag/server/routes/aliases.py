@@ -27,7 +27,7 @@ from kgrag.aliases.suggest import suggest_duplicates
 from kgrag.aliases.views import ambiguous_aliases, list_entities, show
 from kgrag.server.auth import require_admin
 from kgrag.server.errors import ApiError
-from kgrag.server.routes.documents import _INGEST_LOCK
+from kgrag.server.routes.documents import INGEST_LOCK
 from kgrag.server.schemas import json_body
 from kgrag.stores.base import StoreError
 
@@ -90,7 +90,7 @@ def _run(operation):
 
 
 def _change(operation, created_status: int = 200):
-    with _INGEST_LOCK:
+    with INGEST_LOCK:
         change = _run(operation)
     return jsonify(change.to_dict()), (created_status if change.changed else 200)
 

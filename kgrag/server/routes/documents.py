@@ -16,7 +16,7 @@ from kgrag.server.schemas import DocumentsRequest, json_body
 from kgrag.types import Document
 
 bp = Blueprint("documents", __name__)
-_INGEST_LOCK = threading.Lock()
+INGEST_LOCK = threading.Lock()
 
 
 def _components():
@@ -51,7 +51,7 @@ def add_documents():
         failed = []
     if not docs and failed:
         raise ApiError(400, "no_documents", "; ".join(f"{f['path']}: {f['reason']}" for f in failed))
-    with _INGEST_LOCK:
+    with INGEST_LOCK:
         report = _components().ingest_job().run_documents(docs)
         _components().retriever.linker.invalidate()
     body = report.to_dict()
@@ -63,7 +63,7 @@ def add_documents():
 @bp.delete("/v1/documents/<path:doc_id>")
 @require_admin
 def delete_document(doc_id: str):
-    with _INGEST_LOCK:
+    with INGEST_LOCK:
         removed = _components().ingest_job().delete(doc_id)
         _components().retriever.linker.invalidate()
     if not removed:
