@@ -110,3 +110,36 @@ def test_english_only_embedder_sits_out_chinese_questions(kb):
     assert only_dense.hits and all("dense" in h.paths for h in only_dense.hits)
     english = kb.retriever.retrieve("How is the LCA computed?")
     assert "dense" in english.query.modes and not english.query.skipped
+
+
+def test_reranker_stage_reorders_the_fused_candidates(kb, cross_encoder_dir):
+    """Mechanics only (the test cross-encoder's head is untrained): the shared reranker scores the
+    fused pool, the order follows its scores, both ranks are in the trace, and min_score gates."""
+    from kgrag.models.reranker import build_reranker
+    from kgrag.retrieve.pipeline import Retriever
+
+    settings = kb.settings.retrieval.model_copy(update={"reranker_path": str(cross_encoder_dir), "rerank_top": 12})
+    reranker = build_reranker(settings)
+    retriever = Retriever(settings, kb.chunk_index, kb.graph, kb.embedder, reranker=reranker)
+    try:
+        result = retriever.retrieve("How is the LCA computed?", top_k=8)
+        assert result.reranker == reranker.name and "cross-encoder" in result.reranker
+        assert "rerank" in result.timings_ms
+        scores = [h.rerank_score for h in result.hits]
+        assert scores == sorted(scores, reverse=True) and all(s is not None for s in scores)
+        assert [h.rerank_rank for h in result.hits] == sorted(h.rerank_rank for h in result.hits)
+        assert all(h.fused_rank >= 1 for h in result.hits)  # the pre-rerank rank stays in the trace
+        direct = reranker.score("How is the LCA computed?", [result.hits[0].chunk.headed_text])
+        assert abs(direct[0] - result.hits[0].rerank_score) < 1e-4
+        unranked = retriever.retrieve("How is the LCA computed?", top_k=8, rerank=False)
+        assert unranked.reranker is None and all(h.rerank_rank is None for h in unranked.hits)
+
+        gated = Retriever(settings.model_copy(update={"min_score": max(scores) + 1.0}), kb.chunk_index,
+                          kb.graph, kb.embedder, reranker=reranker)
+        try:
+            below = gated.retrieve("How is the LCA computed?", top_k=8)
+            assert below.below_threshold and below.hits == []
+        finally:
+            gated.close()
+    finally:
+        retriever.close()
