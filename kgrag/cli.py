@@ -161,7 +161,8 @@ def query(settings: Settings, question: str, top_k: int | None, modes: tuple[str
             result = comps.retriever.retrieve(question, top_k=top_k, modes=modes or None)
         except RetrievalError as e:
             raise click.UsageError(str(e)) from e
-        answer = None if retrieve_only else comps.generator.answer(question, result.hits, abstain=result.below_threshold)
+        answer = None if retrieve_only else comps.generator.answer(
+            question, result.hits, abstain=result.below_threshold, expansions=result.query.expansions)
     finally:
         comps.close()
     if as_json:

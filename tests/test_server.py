@@ -219,3 +219,11 @@ def test_kgrag_serve_binds_localhost_and_answers(tmp_path):
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+def test_extractive_answer_reads_alias_expansions(client):
+    """"LCA" in the question, "lowest common ancestor" in the definition: the answerer counts the
+    linked entity's other names as question terms, so the definition is quoted."""
+    body = client.post("/v1/query", json={"question": "What is the LCA of two nodes in a tree?"}).get_json()
+    assert "lowest common ancestor of two nodes" in body["answer"]
+    assert body["citations"] and not body["abstained"]

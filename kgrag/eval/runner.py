@@ -202,7 +202,8 @@ def _score(q: EvalQuery, result: RetrievalResult, depth: int, ks: list[int], cor
 
 def _answer(generator, q: EvalQuery, result: RetrievalResult, served_k: int) -> dict[str, Any]:
     hits = result.hits[:served_k]
-    answer = generator.answer(q.question, hits, abstain=result.below_threshold)
+    answer = generator.answer(q.question, hits, abstain=result.below_threshold,
+                              expansions=result.query.expansions)
     checks = check_citations(answer, hits, q.gold_ids)
     return {
         "text": answer.text,

@@ -43,26 +43,30 @@ class Generator:
         self.max_sources = max_sources
         self.max_context_chars = max_context_chars
 
-    def answer(self, question: str, hits: Sequence[Hit], *, abstain: bool = False) -> Answer:
+    def answer(self, question: str, hits: Sequence[Hit], *, abstain: bool = False,
+               expansions: Sequence[str] = ()) -> Answer:
+        """``expansions``: other names of the entities the question names (from retrieval); the
+        extractive answerer counts them as question terms ("LCA" finds "lowest common ancestor")."""
         started = time.perf_counter()
         question = _checked_question(question)
         if abstain or not hits:
             return _timed(abstention(question), started)
         sources = build_sources(hits, self.max_sources, self.max_context_chars)
         if not self.settings.model:
-            return _timed(self._extractive(question, sources), started)
+            return _timed(self._extractive(question, sources, expansions=expansions), started)
         llm_started = time.perf_counter()
         try:
             text = llm.complete(self.settings, build_messages(question, sources))
         except llm.LLMError as error:
-            answer = self._extractive(question, sources, fallback_reason=str(error))
+            answer = self._extractive(question, sources, fallback_reason=str(error), expansions=expansions)
             answer.timings_ms["llm"] = _ms(llm_started)
             return _timed(answer, started)
         answer = self._checked_llm_answer(text, sources)
         answer.timings_ms["llm"] = _ms(llm_started)
         return _timed(answer, started)
 
-    def stream(self, question: str, hits: Sequence[Hit], *, abstain: bool = False) -> Iterator[dict]:
+    def stream(self, question: str, hits: Sequence[Hit], *, abstain: bool = False,
+               expansions: Sequence[str] = ()) -> Iterator[dict]:
         """Events: ``{"type": "token", "text": ...}``... then ``{"type": "answer", "answer": {...}}``.
 
         The answer event's text is the authoritative one: the checked text (invalid markers
@@ -73,7 +77,7 @@ class Generator:
         started = time.perf_counter()
         question = _checked_question(question)
         if abstain or not hits or not self.settings.model:
-            answer = self.answer(question, hits, abstain=abstain)
+            answer = self.answer(question, hits, abstain=abstain, expansions=expansions)
             yield {"type": "token", "text": answer.text}
             yield {"type": "answer", "answer": answer.to_dict()}
             return
@@ -87,7 +91,7 @@ class Generator:
             if not "".join(pieces).strip():
                 raise llm.LLMError("the model returned an empty answer")
         except llm.LLMError as error:
-            answer = self._extractive(question, sources, fallback_reason=str(error))
+            answer = self._extractive(question, sources, fallback_reason=str(error), expansions=expansions)
             if not pieces:
                 yield {"type": "token", "text": answer.text}
         else:
@@ -110,8 +114,9 @@ class Generator:
             unsupported_sentences=[] if declined else result.unsupported,
         )
 
-    def _extractive(self, question: str, sources: list[Source], fallback_reason: str | None = None) -> Answer:
-        picks = extractive.choose(question, sources)
+    def _extractive(self, question: str, sources: list[Source], fallback_reason: str | None = None,
+                    expansions: Sequence[str] = ()) -> Answer:
+        picks = extractive.choose(" ".join([question, *expansions]), sources)
         if not picks:  # sources without a single sentence of words
             answer = abstention(question)
             answer.fallback_reason = fallback_reason

@@ -40,7 +40,8 @@ def query():
     metrics = current_app.config["KGRAG_METRICS"]
     if req.stream:
         return _sse(req.question, result, generator, metrics)
-    answer = generator.answer(req.question, result.hits, abstain=result.below_threshold)
+    answer = generator.answer(req.question, result.hits, abstain=result.below_threshold,
+                              expansions=result.query.expansions)
     if answer.abstained:
         metrics.abstentions.inc()
     body = answer.to_dict()
@@ -57,7 +58,8 @@ def query():
 def _sse(question, result, generator, metrics) -> Response:
     def events():
         yield _event("retrieval", result_dict(result))
-        for event in generator.stream(question, result.hits, abstain=result.below_threshold):
+        for event in generator.stream(question, result.hits, abstain=result.below_threshold,
+                                      expansions=result.query.expansions):
             if event.get("type") == "answer" and event["answer"].get("abstained"):
                 metrics.abstentions.inc()
             yield _event(event.get("type", "message"), event)
