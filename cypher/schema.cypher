@@ -8,3 +8,6 @@ CREATE CONSTRAINT alias_key IF NOT EXISTS FOR (a:Alias) REQUIRE a.key IS UNIQUE;
 CREATE INDEX chunk_doc_id IF NOT EXISTS FOR (c:Chunk) ON (c.doc_id);
 // Relation evidence is found by the chunk that gave it when its document goes.
 CREATE INDEX related_chunk_id IF NOT EXISTS FOR ()-[r:RELATED]-() ON (r.chunk_id);
+// The alias admin finds a kept entity's merge records, and lists the audit log by sequence.
+CREATE INDEX entity_merge_keep_key IF NOT EXISTS FOR (m:EntityMerge) ON (m.keep_key);
+CREATE INDEX audit_entry_seq IF NOT EXISTS FOR (a:AuditEntry) ON (a.seq);
