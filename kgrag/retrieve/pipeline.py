@@ -5,6 +5,7 @@ harness all call ``Retriever.retrieve``, so what is measured is what is served.
 
 from __future__ import annotations
 
+import os
 import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -52,11 +53,22 @@ class Retriever:
                 chunk_titles=lambda ids: {c.id: c.title for c in chunk_index.get(ids) if c.title},
             ),
         }
-        # Paths wait on SQLite, numpy and torch, which release the GIL: threads overlap them.
-        self._pool = ThreadPoolExecutor(max_workers=len(PATHS), thread_name_prefix="kgrag-path")
+        self._pool: ThreadPoolExecutor | None = None
+        self._pool_pid = 0
+
+    @property
+    def pool(self) -> ThreadPoolExecutor:
+        """Paths wait on SQLite, numpy and torch, which release the GIL: threads overlap them.
+        Created per process: gunicorn loads the app (and warms it up) before forking its worker,
+        and threads do not survive a fork — a pool inherited from the parent never runs a task."""
+        if self._pool is None or self._pool_pid != os.getpid():
+            self._pool = ThreadPoolExecutor(max_workers=len(PATHS), thread_name_prefix="kgrag-path")
+            self._pool_pid = os.getpid()
+        return self._pool
 
     def close(self) -> None:
-        self._pool.shutdown(wait=False)
+        if self._pool is not None and self._pool_pid == os.getpid():
+            self._pool.shutdown(wait=False)
 
     def retrieve(
         self,
@@ -90,19 +102,19 @@ class Retriever:
         # Dense embedding does not need linking: start it first, link meanwhile.
         futures = {}
         if "dense" in modes:
-            futures["dense"] = self._pool.submit(self.paths["dense"].search, query, s.candidates)
+            futures["dense"] = self.pool.submit(self.paths["dense"].search, query, s.candidates)
         t = time.perf_counter()
         if "bm25" in modes or "graph" in modes:
             query.linked = self.linker.link(question)
             query.expansions = self.linker.expansions(query.linked) if "bm25" in modes else []
         timings["link"] = _ms(t)
         if "bm25" in modes:
-            futures["bm25"] = self._pool.submit(self.paths["bm25"].search, query, s.candidates)
+            futures["bm25"] = self.pool.submit(self.paths["bm25"].search, query, s.candidates)
         try:
             if "graph" in modes:
                 if s.feedback_chunks and "bm25" in modes:
                     query.feedback = self._feedback(query, futures["bm25"].result())
-                futures["graph"] = self._pool.submit(self.paths["graph"].search, query, s.candidates)
+                futures["graph"] = self.pool.submit(self.paths["graph"].search, query, s.candidates)
             results: list[PathResult] = [futures[name].result() for name in modes]
         except StoreError as exc:
             raise RetrievalError(str(exc)) from exc

@@ -19,7 +19,10 @@ class KgragGunicorn(BaseApplication):
             # generation with a slow LLM can take a while; SSE streams keep the connection
             "timeout": timeout_s,
             "accesslog": "-",
-            "preload_app": True,  # load models before accepting connections
+            # The worker loads the app itself (models, SQLite connections, threads): nothing
+            # that does not survive a fork is created before one. Requests wait in the listen
+            # queue until it is ready; /readyz says when.
+            "preload_app": False,
         }
         super().__init__()
 
