@@ -76,6 +76,8 @@ class RetrievalSettings(BaseModel):
     candidates: int = Field(50, ge=1, le=500)  # per path, before fusion
     fusion: Literal["rrf", "score"] = "rrf"
     rrf_k: int = Field(60, ge=1)
+    # Each path's first hit is kept within this many fused places (0: plain fusion order).
+    keep_path_top: int = Field(3, ge=0, le=100)
     weights: dict[str, float] = Field(default_factory=lambda: {"dense": 1.0, "bm25": 1.0, "graph": 1.0})
     hops: int = Field(2, ge=0, le=4)
     # Entities of the best N keyword hits also seed the graph walk (0: question entities only).

@@ -11,7 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from kgrag.config import RetrievalSettings
-from kgrag.retrieve.fusion import rrf, score_fusion
+from kgrag.retrieve.fusion import keep_path_heads, rrf, score_fusion
 from kgrag.retrieve.linking import EntityLinker
 from kgrag.retrieve.paths import DensePath, GraphWalkPath, KeywordPath
 from kgrag.retrieve.postprocess import (
@@ -123,7 +123,7 @@ class Retriever:
 
         t = time.perf_counter()
         fuse = score_fusion if s.fusion == "score" else rrf
-        fused = fuse(results, s.weights, s.rrf_k)
+        fused = keep_path_heads(fuse(results, s.weights, s.rrf_k), results, s.keep_path_top)
         evidence = next((r.evidence for r in results if r.name == "graph"), {})
         timings["fusion"] = _ms(t)
 
