@@ -16,10 +16,11 @@ from typing import Any
 
 import pytest
 
+from tests.backend_cache import BackendCache, Unavailable
+
 ES_IMAGE = "docker.elastic.co/elasticsearch/elasticsearch:8.15.3"
 
-_servers: dict[str, tuple[Any, str, bool]] = {}
-_failures: dict[str, str] = {}
+_backends: BackendCache[tuple[Any, str, bool]] = BackendCache()
 
 _COMPAT = re.compile(r"application/vnd\.elasticsearch\+([a-z-]+); ?compatible-with=\d+")
 
@@ -48,22 +49,6 @@ def fresh_index_name() -> str:
     return f"kgrag-test-{uuid.uuid4().hex[:12]}"
 
 
-def _cached(name: str, start) -> tuple[Any, str, bool]:
-    if name in _failures:
-        pytest.skip(_failures[name])
-    if name not in _servers:
-        try:
-            _servers[name] = start()
-        except _Unavailable as e:
-            _failures[name] = str(e)
-            pytest.skip(str(e))
-    return _servers[name]
-
-
-class _Unavailable(Exception):
-    pass
-
-
 def osmem_client() -> tuple[Any, str, bool]:
     """osmem-server: BM25, bulk, filters, aggregations; no dense_vector and no kNN (knn=False)."""
 
@@ -73,14 +58,14 @@ def osmem_client() -> tuple[Any, str, bool]:
         try:
             from osmem_server import OsmemServer
         except ImportError as e:
-            raise _Unavailable(f"osmem-server is not installed ({e}); pip install -e '.[test]'") from e
+            raise Unavailable(f"osmem-server is not installed ({e}); pip install -e '.[test]'") from e
         # japanese=False: kuromoji is not used by kgrag and loading it costs start-up time.
         server = OsmemServer.start(japanese=False)
         atexit.register(server.close)
         client = Elasticsearch(server.url, node_class=_plain_json_node_class())
         return client, server.url, False
 
-    return _cached("osmem", start)
+    return _backends.get("osmem", start)
 
 
 def docker_client() -> tuple[Any, str, bool]:
@@ -94,7 +79,7 @@ def docker_client() -> tuple[Any, str, bool]:
 
             docker.from_env(timeout=5).ping()
         except Exception as e:  # no daemon, no socket, no permission: all mean "cannot run"
-            raise _Unavailable(
+            raise Unavailable(
                 f"no Docker daemon answers ({type(e).__name__}: {str(e)[:100]}); "
                 "Elasticsearch 8 container tests skipped"
             ) from e
@@ -110,7 +95,7 @@ def docker_client() -> tuple[Any, str, bool]:
         url = f"http://{container.get_container_host_ip()}:{container.get_exposed_port(container.port)}"
         return Elasticsearch(url, request_timeout=60), url, True
 
-    return _cached("docker", start)
+    return _backends.get("docker", start)
 
 
 def env_client() -> tuple[Any, str, bool]:
@@ -121,11 +106,11 @@ def env_client() -> tuple[Any, str, bool]:
 
         url = os.environ.get("KGRAG_TEST_ES_URL")
         if not url:
-            raise _Unavailable("KGRAG_TEST_ES_URL is not set; tests against an external Elasticsearch skipped")
+            raise Unavailable("KGRAG_TEST_ES_URL is not set; tests against an external Elasticsearch skipped")
         verify = os.environ.get("KGRAG_TEST_ES_VERIFY_CERTS", "1") != "0"
         return Elasticsearch(url, request_timeout=60, verify_certs=verify), url, True
 
-    return _cached("env", start)
+    return _backends.get("env", start)
 
 
 def drop_index(client: Any, index: str) -> None:

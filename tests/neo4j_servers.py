@@ -25,6 +25,7 @@ import pytest
 
 from kgrag.config import Neo4jSettings
 from kgrag.stores.neo4j_graph import Neo4jGraphStore
+from tests.backend_cache import BackendCache, Unavailable
 
 NEO4J_IMAGE = "neo4j:5-community"
 # Test-only housekeeping: empties a throwaway test database between tests (no values bound).
@@ -38,24 +39,7 @@ class BoltTarget:
     settings: Callable[[str], Neo4jSettings]  # purpose (a database name where it can vary) → settings
 
 
-_targets: dict[str, BoltTarget] = {}
-_failures: dict[str, str] = {}
-
-
-class _Unavailable(Exception):
-    pass
-
-
-def _cached(name: str, start: Callable[[], BoltTarget]) -> BoltTarget:
-    if name in _failures:
-        pytest.skip(_failures[name])
-    if name not in _targets:
-        try:
-            _targets[name] = start()
-        except _Unavailable as e:
-            _failures[name] = str(e)
-            pytest.skip(str(e))
-    return _targets[name]
+_backends: BackendCache[BoltTarget] = BackendCache()
 
 
 def arcadedb_server() -> BoltTarget:
@@ -68,7 +52,7 @@ def arcadedb_server() -> BoltTarget:
         try:
             server = ArcadeBoltServer.start(root)
         except (ArcadeUnavailable, OSError) as e:
-            raise _Unavailable(f"ArcadeDB Bolt server cannot start: {e}") from e
+            raise Unavailable(f"ArcadeDB Bolt server cannot start: {e}") from e
 
         def stop() -> None:
             server.stop()
@@ -85,7 +69,7 @@ def arcadedb_server() -> BoltTarget:
 
         return BoltTarget("arcadedb", settings)
 
-    return _cached("arcadedb", start)
+    return _backends.get("arcadedb", start)
 
 
 def docker_server() -> BoltTarget:
@@ -97,7 +81,7 @@ def docker_server() -> BoltTarget:
 
             docker.from_env(timeout=5).ping()
         except Exception as e:  # no daemon, no socket, no permission: all mean "cannot run"
-            raise _Unavailable(
+            raise Unavailable(
                 f"no Docker daemon answers ({type(e).__name__}: {str(e)[:100]}); Neo4j 5 container tests skipped"
             ) from e
         from testcontainers.community.neo4j import Neo4jContainer
@@ -109,14 +93,14 @@ def docker_server() -> BoltTarget:
         return BoltTarget("docker", lambda purpose: Neo4jSettings(
             url=url, user="neo4j", password="kgrag-test-password", max_retry_s=5.0))
 
-    return _cached("docker", start)
+    return _backends.get("docker", start)
 
 
 def env_server() -> BoltTarget:
     def start() -> BoltTarget:
         url = os.environ.get("KGRAG_TEST_NEO4J_URL")
         if not url:
-            raise _Unavailable("KGRAG_TEST_NEO4J_URL is not set; tests against an external Neo4j skipped")
+            raise Unavailable("KGRAG_TEST_NEO4J_URL is not set; tests against an external Neo4j skipped")
         settings = Neo4jSettings(
             url=url, user=os.environ.get("KGRAG_TEST_NEO4J_USER", "neo4j"),
             password=os.environ.get("KGRAG_TEST_NEO4J_PASSWORD"),
@@ -124,7 +108,7 @@ def env_server() -> BoltTarget:
         )
         return BoltTarget("env", lambda purpose: settings)
 
-    return _cached("env", start)
+    return _backends.get("env", start)
 
 
 def wipe(store: Neo4jGraphStore) -> None:
