@@ -61,6 +61,22 @@ class ChunkIndex(Protocol):
         ...
 
 
+def check_vectors(where: str, vectors: np.ndarray | None, searchable: int) -> np.ndarray | None:
+    """The ``vectors`` argument of ``ChunkIndex.upsert`` as a contiguous float32 matrix with one
+    finite row per searchable chunk, or a StoreError naming ``where`` (the index)."""
+    if vectors is None:
+        return None
+    matrix = np.asarray(vectors, dtype=np.float32)
+    if matrix.ndim != 2 or matrix.shape[0] != searchable:
+        raise StoreError(
+            f"{where}: expected one vector row per searchable chunk ({searchable}), "
+            f"got an array of shape {matrix.shape}"
+        )
+    if not np.isfinite(matrix).all():
+        raise StoreError(f"{where}: vectors contain NaN or infinite values")
+    return np.ascontiguousarray(matrix)
+
+
 # Filters understood by both search methods: {"doc_id": str | list[str], "source": str,
 # "section_path_prefix": str}. Unknown filter keys raise StoreError.
 FILTER_KEYS = frozenset({"doc_id", "source", "section_path_prefix"})

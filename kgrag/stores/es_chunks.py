@@ -64,7 +64,7 @@ import numpy as np
 
 from kgrag.config import ElasticsearchSettings
 from kgrag.stores import es_mapping as m
-from kgrag.stores.base import StoreError
+from kgrag.stores.base import StoreError, check_vectors
 from kgrag.stores.es_client import build_es_client, es_errors, redact_url
 from kgrag.text.analyze import analyze
 from kgrag.types import Chunk, ScoredId
@@ -223,7 +223,7 @@ class ElasticsearchChunkIndex:
 
         chunks = list(chunks)
         searchable = [c for c in chunks if c.searchable]
-        matrix = self._check_vectors(vectors, len(searchable))
+        matrix = check_vectors(self.index, vectors, len(searchable))
         m.check_ids(chunks)
         if not chunks:
             return
@@ -256,19 +256,6 @@ class ElasticsearchChunkIndex:
                 f"Elasticsearch at {self.url}: {len(errors)} of {len(actions)} chunks were not written "
                 f"to {self.index!r}; first: chunk {first.get('_id')!r}: {first.get('error')}"
             )
-
-    def _check_vectors(self, vectors: np.ndarray | None, searchable: int) -> np.ndarray | None:
-        if vectors is None:
-            return None
-        matrix = np.asarray(vectors, dtype=np.float32)
-        if matrix.ndim != 2 or matrix.shape[0] != searchable:
-            raise StoreError(
-                f"{self.index}: expected one vector row per searchable chunk ({searchable}), "
-                f"got an array of shape {matrix.shape}"
-            )
-        if not np.isfinite(matrix).all():
-            raise StoreError(f"{self.index}: vectors contain NaN or infinite values")
-        return matrix
 
     def delete_document(self, doc_id: str) -> int:
         if not isinstance(doc_id, str):

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from kgrag.stores.base import FILTER_KEYS, StoreError
+from kgrag.stores.base import FILTER_KEYS, StoreError, check_vectors
 from kgrag.stores.sqlite_db import CHUNK_INDEX_APP_ID, IN_JSON, SqliteDatabase, id_list, to_json
 from kgrag.text.analyze import analyze, segment
 from kgrag.types import Chunk, ScoredId
@@ -109,7 +109,7 @@ class SqliteChunkIndex:
     def upsert(self, chunks: Sequence[Chunk], vectors: np.ndarray | None) -> None:
         chunks = list(chunks)
         searchable = [c for c in chunks if c.searchable]
-        matrix = self._check_vectors(vectors, len(searchable))
+        matrix = check_vectors(str(self.path), vectors, len(searchable))
         _check_unique_ids(chunks)
         # Analysis (jieba, stemming) is the slow part: done before taking the lock.
         rows = [_chunk_row(c) for c in chunks]
@@ -270,19 +270,6 @@ class SqliteChunkIndex:
         return self._dense
 
     # -- dimension -------------------------------------------------------------------------
-    def _check_vectors(self, vectors: np.ndarray | None, searchable: int) -> np.ndarray | None:
-        if vectors is None:
-            return None
-        matrix = np.asarray(vectors, dtype=np.float32)
-        if matrix.ndim != 2 or matrix.shape[0] != searchable:
-            raise StoreError(
-                f"{self.path}: expected one vector row per searchable chunk ({searchable}), "
-                f"got an array of shape {matrix.shape}"
-            )
-        if not np.isfinite(matrix).all():
-            raise StoreError(f"{self.path}: vectors contain NaN or infinite values")
-        return np.ascontiguousarray(matrix)
-
     def _fix_dim(self, conn: sqlite3.Connection, dim: int) -> int:
         """Check ``dim`` against the one stored (read inside the write transaction, so another
         process cannot fix a different one meanwhile); the first vectors written store it."""
