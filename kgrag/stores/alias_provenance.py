@@ -1,4 +1,5 @@
-"""Merge provenance arithmetic shared by both graph stores' alias administration.
+"""Merge provenance arithmetic and argument checks shared by both graph stores' alias
+administration.
 
 A merge record keeps the dropped entity's own relation evidence as rows
 ``[source, target, type, chunk_id, weight]``. Splits unwind merges; done out of order (the
@@ -8,9 +9,29 @@ entities must be re-attributed, which is what ``reattribute`` does to the other'
 
 from __future__ import annotations
 
+from kgrag.stores.base import StoreError
 from kgrag.stores.sqlite_graph_writes import UNDIRECTED_RELATION_TYPES
+from kgrag.text.normalize import normalize_alias
 
 EPSILON = 1e-9
+
+
+def new_entity_key(what: str, new_name: str | None) -> str:
+    """The key a rename or split gives the entity named ``new_name``; refused when the name has
+    nothing a key can be made of."""
+    new_key = normalize_alias(new_name or "")
+    if not new_key:
+        raise StoreError(f"{what}: new name {new_name!r} has no letters or digits")
+    return new_key
+
+
+def split_key(key: str, new_name: str | None) -> tuple[str, str]:
+    """(what, new key) for splitting ``new_name`` off entity ``key``, checked."""
+    what = f"split {key!r}"
+    new_key = new_entity_key(what, new_name)
+    if new_key == key:
+        raise StoreError(f"{what}: the new entity cannot take the entity's own name")
+    return what, new_key
 
 
 def ordered(source: str, target: str, rel_type: str) -> tuple[str, str]:

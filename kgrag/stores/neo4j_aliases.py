@@ -18,7 +18,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from kgrag.stores.alias_provenance import EPSILON, reattribute
+from kgrag.stores.alias_provenance import EPSILON, new_entity_key, reattribute, split_key
 from kgrag.stores.base import AuditEntry, StoreError
 from kgrag.stores.sqlite_graph_writes import UNDIRECTED_RELATION_TYPES
 from kgrag.text.normalize import normalize_alias
@@ -85,9 +85,7 @@ class Neo4jAliasAdmin:
 
     # -- entities ----------------------------------------------------------------------------
     def rename_entity(self, key: str, new_name: str) -> Entity:
-        new_key = normalize_alias(new_name or "")
-        if not new_key:
-            raise StoreError(f"rename {key!r}: new name {new_name!r} has no letters or digits")
+        new_key = new_entity_key(f"rename {key!r}", new_name)
 
         def work(tx) -> None:
             old = self._require(tx, key)
@@ -132,12 +130,7 @@ class Neo4jAliasAdmin:
         return self.get_entity(keep)
 
     def split_entity(self, key: str, aliases: Sequence[str], new_name: str) -> Entity:
-        new_key = normalize_alias(new_name or "")
-        what = f"split {key!r}"
-        if not new_key:
-            raise StoreError(f"{what}: new name {new_name!r} has no letters or digits")
-        if new_key == key:
-            raise StoreError(f"{what}: the new entity cannot take the entity's own name")
+        what, new_key = split_key(key, new_name)
 
         def work(tx) -> None:
             old = self._require(tx, key)

@@ -20,7 +20,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from kgrag.stores.alias_provenance import EPSILON, reattribute
+from kgrag.stores.alias_provenance import EPSILON, new_entity_key, reattribute, split_key
 from kgrag.stores.base import AuditEntry, StoreError
 from kgrag.stores.sqlite_db import IN_JSON, id_list
 from kgrag.stores.sqlite_graph_writes import UNDIRECTED_RELATION_TYPES
@@ -85,9 +85,7 @@ class SqliteAliasAdmin:
 
     # -- entities ----------------------------------------------------------------------------
     def rename_entity(self, key: str, new_name: str) -> Entity:
-        new_key = normalize_alias(new_name or "")
-        if not new_key:
-            raise StoreError(f"rename {key!r}: new name {new_name!r} has no letters or digits")
+        new_key = new_entity_key(f"rename {key!r}", new_name)
         with self._admin_write(f"rename {key!r}") as conn:
             old = _require(conn, key)
             if new_key == key:
@@ -121,12 +119,7 @@ class SqliteAliasAdmin:
         return self.get_entity(keep)
 
     def split_entity(self, key: str, aliases: Sequence[str], new_name: str) -> Entity:
-        new_key = normalize_alias(new_name or "")
-        what = f"split {key!r}"
-        if not new_key:
-            raise StoreError(f"{what}: new name {new_name!r} has no letters or digits")
-        if new_key == key:
-            raise StoreError(f"{what}: the new entity cannot take the entity's own name")
+        what, new_key = split_key(key, new_name)
         with self._admin_write(what) as conn:
             old = _require(conn, key)
             if _exists(conn, new_key):
