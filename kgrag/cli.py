@@ -153,7 +153,7 @@ def serve(settings: Settings, host: str | None, port: int | None, threads: int) 
 def query(settings: Settings, question: str, top_k: int | None, modes: tuple[str, ...], retrieve_only: bool, as_json: bool) -> None:
     """Ask the knowledge base a question; prints the cited answer (or the ranked chunks)."""
     from kgrag.retrieve.pipeline import RetrievalError
-    from kgrag.retrieve.trace import result_dict, trace_dict
+    from kgrag.retrieve.trace import result_dict
 
     comps = _components(settings)
     try:
@@ -166,10 +166,7 @@ def query(settings: Settings, question: str, top_k: int | None, modes: tuple[str
     finally:
         comps.close()
     if as_json:
-        body = result_dict(result)
-        if answer is not None:
-            body = {**answer.to_dict(), "hits": body["hits"], "trace": trace_dict(result)}
-            body["answer"] = body.pop("text")
+        body = result_dict(result) if answer is None else answer.response(result)
         click.echo(json.dumps(body, ensure_ascii=False, indent=2))
         return
     if answer is not None:

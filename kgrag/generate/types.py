@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from kgrag.retrieve.types import Hit
+from kgrag.retrieve.trace import result_dict
+from kgrag.retrieve.types import Hit, RetrievalResult
 
 
 @dataclass
@@ -47,6 +48,15 @@ class Answer:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+    def response(self, result: RetrievalResult) -> dict[str, Any]:
+        """The answer with the retrieval it came from, as ``/v1/query`` and ``kgrag query --json``
+        show it: the text under ``answer``, then ``hits`` and ``trace``."""
+        body = self.to_dict()
+        body["answer"] = body.pop("text")
+        retrieval = result_dict(result)
+        body["hits"], body["trace"] = retrieval["hits"], retrieval["trace"]
+        return body
 
 
 @dataclass

@@ -7,7 +7,7 @@ import json
 from flask import Blueprint, Response, current_app, jsonify, stream_with_context
 
 from kgrag.retrieve.pipeline import RetrievalError
-from kgrag.retrieve.trace import result_dict, trace_dict
+from kgrag.retrieve.trace import result_dict
 from kgrag.server.errors import ApiError
 from kgrag.server.schemas import QueryRequest, RetrieveRequest, json_body
 
@@ -44,10 +44,7 @@ def query():
                               expansions=result.query.expansions)
     if answer.abstained:
         metrics.abstentions.inc()
-    body = answer.to_dict()
-    body["answer"] = body.pop("text")
-    body["hits"] = result_dict(result)["hits"]
-    body["trace"] = trace_dict(result)
+    body = answer.response(result)
     body["trace"]["generation"] = {
         "mode": answer.mode, "model": answer.model, "timings_ms": answer.timings_ms,
         "fallback_reason": answer.fallback_reason,
