@@ -24,6 +24,11 @@ def rrf(
         for rank, hit in enumerate(result.hits, start=1):
             fused[hit.id] = fused.get(hit.id, 0.0) + weight / (k + rank)
             ranks.setdefault(hit.id, {})[result.name] = PathRank(rank, hit.score)
+    return _ordered(fused, ranks)
+
+
+def _ordered(fused: dict[str, float], ranks: dict[str, dict[str, PathRank]]) -> list[tuple[str, float, dict[str, PathRank]]]:
+    """Best fused score first; ties: the best single-path rank, then the id (deterministic)."""
     order = sorted(fused, key=lambda cid: (-fused[cid], min(r.rank for r in ranks[cid].values()), cid))
     return [(cid, fused[cid], ranks[cid]) for cid in order]
 
@@ -46,8 +51,7 @@ def score_fusion(
         for rank, hit in enumerate(result.hits, start=1):
             fused[hit.id] = fused.get(hit.id, 0.0) + weight * (hit.score - low) / span
             ranks.setdefault(hit.id, {})[result.name] = PathRank(rank, hit.score)
-    order = sorted(fused, key=lambda cid: (-fused[cid], min(r.rank for r in ranks[cid].values()), cid))
-    return [(cid, fused[cid], ranks[cid]) for cid in order]
+    return _ordered(fused, ranks)
 
 
 def keep_path_heads(
