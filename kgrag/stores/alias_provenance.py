@@ -34,6 +34,23 @@ def split_key(key: str, new_name: str | None) -> tuple[str, str]:
     return what, new_key
 
 
+def split_aliases(what: str, key: str, new_key: str, aliases, owned: dict[str, str]) -> dict[str, str]:
+    """normalized → stored surface of the aliases a split takes from ``key`` (``owned``: its
+    aliases, normalized → surface); every one must be ``key``'s, and the new entity's own name
+    goes with them when ``key`` had it as an alias."""
+    moving: dict[str, str] = {}
+    for alias in aliases:
+        normalized = normalize_alias(alias or "")
+        if normalized == key:
+            raise StoreError(f"{what}: {alias!r} is the entity's own name and stays with it")
+        if normalized not in owned:
+            raise StoreError(f"{what}: {alias!r} is not an alias of {key!r}")
+        moving[normalized] = owned[normalized]
+    if new_key in owned:
+        moving.setdefault(new_key, owned[new_key])
+    return moving
+
+
 def ordered(source: str, target: str, rel_type: str) -> tuple[str, str]:
     """Undirected relation types are stored with source < target (as every store does)."""
     if rel_type in UNDIRECTED_RELATION_TYPES and target < source:

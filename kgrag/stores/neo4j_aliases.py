@@ -18,7 +18,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from kgrag.stores.alias_provenance import EPSILON, new_entity_key, reattribute, split_key
+from kgrag.stores.alias_provenance import EPSILON, new_entity_key, reattribute, split_aliases, split_key
 from kgrag.stores.base import AuditEntry, StoreError
 from kgrag.stores.sqlite_graph_writes import UNDIRECTED_RELATION_TYPES
 from kgrag.text.normalize import normalize_alias
@@ -137,16 +137,7 @@ class Neo4jAliasAdmin:
             if self._entity(tx, new_key) is not None:
                 raise StoreError(f"{what}: an entity keyed {new_key!r} already exists")
             owned = dict(zip(old["alias_keys"], old["aliases"]))
-            moving: dict[str, str] = {}
-            for alias in aliases:
-                normalized = normalize_alias(alias or "")
-                if normalized == key:
-                    raise StoreError(f"{what}: {alias!r} is the entity's own name and stays with it")
-                if normalized not in owned:
-                    raise StoreError(f"{what}: {alias!r} is not an alias of {key!r}")
-                moving[normalized] = owned[normalized]
-            if new_key in owned:
-                moving.setdefault(new_key, owned[new_key])
+            moving = split_aliases(what, key, new_key, aliases, owned)
             records = [r for r in self._run.rows(tx, "aliases_merge_records_of", key=key)
                        if r["drop_key"] == new_key or r["drop_key"] in moving]
             etype = json.loads(records[0]["entity"])["type"] if records else old["type"]

@@ -20,7 +20,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from kgrag.stores.alias_provenance import EPSILON, new_entity_key, reattribute, split_key
+from kgrag.stores.alias_provenance import EPSILON, new_entity_key, reattribute, split_aliases, split_key
 from kgrag.stores.base import AuditEntry, StoreError
 from kgrag.stores.sqlite_db import IN_JSON, id_list
 from kgrag.stores.sqlite_graph_writes import UNDIRECTED_RELATION_TYPES
@@ -125,9 +125,7 @@ class SqliteAliasAdmin:
             if _exists(conn, new_key):
                 raise StoreError(f"{what}: an entity keyed {new_key!r} already exists")
             owned = {normalize_alias(a): a for a in old.aliases}
-            moving = _split_aliases(what, key, aliases, owned)
-            if new_key in owned:
-                moving.setdefault(new_key, owned[new_key])
+            moving = split_aliases(what, key, new_key, aliases, owned)
             records = [r for r in conn.execute(
                 "SELECT id, drop_key, entity FROM entity_merges WHERE keep_key = ? ORDER BY id",
                 (key,)) if r[1] == new_key or r[1] in moving]
@@ -222,19 +220,6 @@ def _add_aliases(conn: sqlite3.Connection, key: str, aliases: Sequence[str]) -> 
             added.append(surface)
             conn.execute("INSERT INTO aliases (normalized, entity_key, surface) VALUES (?, ?, ?)", (normalized, key, surface))
     return added
-
-
-def _split_aliases(what: str, key: str, aliases: Sequence[str], owned: dict[str, str]) -> dict[str, str]:
-    """normalized → stored surface of the aliases a split takes; every one must be ``key``'s."""
-    moving: dict[str, str] = {}
-    for alias in aliases:
-        normalized = normalize_alias(alias or "")
-        if normalized == key:
-            raise StoreError(f"{what}: {alias!r} is the entity's own name and stays with it")
-        if normalized not in owned:
-            raise StoreError(f"{what}: {alias!r} is not an alias of {key!r}")
-        moving[normalized] = owned[normalized]
-    return moving
 
 
 def _relation_row(r: Relation) -> tuple[str, str, str, str, float]:
