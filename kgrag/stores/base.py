@@ -19,11 +19,8 @@ from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 
+from kgrag.errors import StoreError
 from kgrag.types import Chunk, Document, Entity, GraphPath, Mention, Relation, ScoredId
-
-
-class StoreError(Exception):
-    """A store refused an operation (bad input or a broken backend); message names the problem."""
 
 
 @runtime_checkable

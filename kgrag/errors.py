@@ -1,0 +1,35 @@
+"""One error root for everything kgrag raises on purpose.
+
+Callers that must tell causes apart (the HTTP layer maps them to status codes, the CLI to exit
+codes) catch these categories, never a library's exception types:
+
+- ``InputError``: the caller asked for something that cannot be served as asked (a bad filter,
+  mode, file or argument); the message names the field or value. HTTP 4xx, CLI exit 2.
+- ``StoreError``: a store refused an operation or failed (a broken or unreachable backend, a
+  constraint). HTTP 5xx unless a subclass says otherwise.
+- ``ConfigError``: settings that cannot work (unknown store kind, a model path that is not a
+  model); raised at start-up.
+- ``ModelError``: a model could not be loaded or run.
+"""
+
+from __future__ import annotations
+
+
+class KgragError(Exception):
+    """Root of every error kgrag raises deliberately; the message names the problem."""
+
+
+class InputError(KgragError, ValueError):
+    """Input that cannot be served as given; the message names the offending field or value."""
+
+
+class StoreError(KgragError):
+    """A store refused an operation (bad input or a broken backend); message names the problem."""
+
+
+class ConfigError(KgragError, ValueError):
+    """Settings that cannot work."""
+
+
+class ModelError(KgragError):
+    """A model could not be loaded or run."""
