@@ -79,6 +79,14 @@ class RetrievalSettings(BaseModel):
     # Each path's first hit is kept within this many fused places (0: plain fusion order).
     keep_path_top: int = Field(3, ge=0, le=100)
     weights: dict[str, float] = Field(default_factory=lambda: {"dense": 1.0, "bm25": 1.0, "graph": 1.0})
+    # The evidence set (kgrag/retrieve/evidence.py): each question entity's page and its best
+    # bridge, placed after the first `evidence_set_after` fused hits, at most `evidence_set_max`.
+    evidence_set: bool = True
+    evidence_set_after: int = Field(1, ge=0, le=100)
+    evidence_set_max: int = Field(6, ge=0, le=100)
+    # The graph's fusion weight is multiplied by this for a question where none of its top hits
+    # is the page of an entity it started from (see fusion.path_weights).
+    unstructured_graph_weight: float = Field(0.2, ge=0, le=1)
     hops: int = Field(2, ge=0, le=4)
     # Entities of the best N keyword hits also seed the graph walk (0: question entities only).
     feedback_chunks: int = Field(1, ge=0, le=10)

@@ -129,7 +129,8 @@ def run_eval(
                disable=not progress, leave=False)
     for q in queries:
         record: dict[str, Any] = {"id": q.id, "question": q.question, "gold_ids": list(q.gold_ids),
-                                  "answers": list(q.answers), "linked": None, "modes": {}}
+                                  "answers": list(q.answers), "type": question_type(q), "linked": None,
+                                  "modes": {}}
         for mode in mode_list:
             try:
                 result = retriever.retrieve(q.question, top_k=chunk_top_k, modes=mode.paths, rerank=mode.rerank)
@@ -165,6 +166,14 @@ def run_eval(
         wall_seconds=round(time.perf_counter() - started, 2),
         query_seconds=round(loop_seconds, 2),
     )
+
+
+def question_type(q: EvalQuery) -> str | None:
+    """The set's own question kind (``meta.type``: 2Wiki's compositional / comparison /
+    bridge_comparison / inference, HotpotQA's bridge / comparison; ``meta.category``:
+    handbook's), which the report breaks recall down by."""
+    kind = q.meta.get("type") or q.meta.get("category")
+    return str(kind) if kind else None
 
 
 def _warm_up(retriever, question: str, modes: list[Mode], top_k: int) -> None:

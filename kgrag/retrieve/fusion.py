@@ -1,15 +1,26 @@
-"""Weighted reciprocal-rank fusion: score(d) = Σ_path weight_path / (k + rank_path(d)).
+"""The fusion stage: how much each path's evidence is worth for this question, one ranked list
+from the paths' lists, and the set of passages that together answer a multi-hop question.
 
-RRF needs no score calibration between paths (a BM25 score, a cosine and a graph score live on
-different scales) and is robust to one path's bad day; the weights let a deployment lean on
-the path that suits its documents.
+Weighted reciprocal-rank fusion, score(d) = Σ_path weight_path / (k + rank_path(d)), needs no
+score calibration between paths (a BM25 score, a cosine and a graph score live on different
+scales) and is robust to one path's bad day; the weights let a deployment lean on the path that
+suits its documents. Around it (``fuse``): the graph's weight drops for a question where its
+hits show no structure, each trusted path's first hit keeps a head place, and the evidence set
+(``kgrag.retrieve.evidence``) — each question entity's page and its bridge — is placed right
+after the first fused hit. Every hit records the rule that placed it, for the trace.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
-from kgrag.retrieve.types import PathRank, PathResult
+from kgrag.config import RetrievalSettings
+from kgrag.retrieve.evidence import Placement, evidence_set, graph_has_structure
+from kgrag.retrieve.types import PathRank, PathResult, Query
+
+# How many of the graph's first hits ``graph_has_structure`` looks at.
+STRUCTURE_TOP = 10
 
 
 def rrf(
@@ -74,3 +85,91 @@ def keep_path_heads(
         if pos is not None and pos >= slot:
             fused.insert(slot - 1, fused.pop(pos))
     return fused
+
+
+@dataclass
+class Fused:
+    """One fused candidate: its score and per-path ranks, and the rule that put it where it is
+    (``{"rule": "fusion"}``, ``{"rule": "path_head", "path": ...}``, or an evidence-set
+    placement: ``{"rule": "entity_page" | "bridge", "entity", "surface", "page_of", "hops"}``)."""
+
+    chunk_id: str
+    score: float
+    ranks: dict[str, PathRank]
+    placed_by: dict[str, object] = field(default_factory=lambda: {"rule": "fusion"})
+
+
+@dataclass
+class Fusion:
+    """The fused order, the weight each path voted with and why any differs from the setting,
+    and the evidence set that was placed."""
+
+    items: list[Fused]
+    weights: dict[str, float]
+    reasons: dict[str, str] = field(default_factory=dict)
+    evidence: list[Placement] = field(default_factory=list)
+
+
+def fuse(results: Sequence[PathResult], query: Query, settings: RetrievalSettings) -> Fusion:
+    """The fusion stage: per-question path weights → weighted RRF (or score fusion) → each
+    trusted path's first hit kept in the head → the evidence set placed after the first
+    ``evidence_set_after`` fused places. Each rule is measured in its own docstring."""
+    weights, reasons = path_weights(results, settings)
+    by_name = {r.name: r for r in results}
+    combine = score_fusion if settings.fusion == "score" else rrf
+    fused = combine(results, weights, settings.rrf_k)
+    trusted = [r for r in results if r.name not in reasons]
+    headed = keep_path_heads(fused, trusted, settings.keep_path_top)
+    moved = _moved_heads(fused, trusted, settings.keep_path_top)
+    items = [Fused(cid, score, ranks, {"rule": "path_head", "path": moved[cid]} if cid in moved else {"rule": "fusion"})
+             for cid, score, ranks in headed]
+    graph = by_name.get("graph")
+    placements: list[Placement] = []
+    if settings.evidence_set and graph is not None and graph.hits:
+        placements = evidence_set(query, graph)[: settings.evidence_set_max]
+        items = _place(items, placements, settings.evidence_set_after)
+    return Fusion(items, weights, reasons, placements)
+
+
+def path_weights(results: Sequence[PathResult], settings: RetrievalSettings) -> tuple[dict[str, float], dict[str, str]]:
+    """The configured weights, with the graph's scaled by ``unstructured_graph_weight`` when it
+    votes with others and none of its top hits is the page of an entity it started from
+    (``graph_has_structure``). Measured (R@5, bm25+dense+graph, with the evidence set):
+    rgb_zh_dev200 40.4 → 45.2 (BM25 alone 44.3), handbook_dev102 72.7 → 74.7; the English
+    multi-hop sets have such a page on nearly every question and do not move."""
+    weights = {r.name: settings.weights.get(r.name, 1.0) for r in results}
+    reasons: dict[str, str] = {}
+    graph = next((r for r in results if r.name == "graph"), None)
+    if graph is not None and graph.hits and len(results) > 1 \
+            and not graph_has_structure(graph, STRUCTURE_TOP):
+        weights["graph"] *= settings.unstructured_graph_weight
+        reasons["graph"] = (f"none of its top {STRUCTURE_TOP} hits is the page of a question or feedback "
+                            f"entity: weight × {settings.unstructured_graph_weight}, no head place")
+    return weights, reasons
+
+
+def _moved_heads(fused, results: Sequence[PathResult], slot: int) -> dict[str, str]:
+    """chunk id → the path whose first hit it is, for the heads ``keep_path_heads`` moves up."""
+    if slot < 1:
+        return {}
+    position = {item[0]: i for i, item in enumerate(fused)}
+    return {r.hits[0].id: r.name for r in results
+            if r.hits and position.get(r.hits[0].id, -1) >= slot}
+
+
+def _place(items: list[Fused], placements: list[Placement], after: int) -> list[Fused]:
+    """The first ``after`` items, the evidence set (in its order), then the remaining items.
+    A placed passage no path ranked (a bridge's page the graph reached but ranked past its
+    candidates) enters with a zero fused score and the graph's route as its only evidence."""
+    by_id = {item.chunk_id: item for item in items}
+    head = items[:after]
+    shown = {item.chunk_id for item in head}
+    placed: list[Fused] = []
+    for p in placements:
+        if p.chunk_id in shown:
+            continue
+        shown.add(p.chunk_id)
+        item = by_id.get(p.chunk_id) or Fused(p.chunk_id, 0.0, {})
+        item.placed_by = {"rule": p.rule, **p.trace()}
+        placed.append(item)
+    return head + placed + [item for item in items[after:] if item.chunk_id not in shown]

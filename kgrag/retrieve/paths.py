@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable
 
 from kgrag.ingest.extract import title_aliases
-from kgrag.retrieve.types import PathResult, Query
+from kgrag.retrieve.types import PathResult, Query, SeedSupport
 from kgrag.text.normalize import normalize_alias
 from kgrag.stores.base import ChunkIndex, GraphStore
 from kgrag.types import GraphPath, ScoredId
@@ -29,6 +29,7 @@ EVIDENCE_PER_CHUNK = 3
 SECONDARY_SHARE = 0.1
 HOME_BONUS = 3.0  # a path into the chunk whose title names the entity
 HOME_CANDIDATES = 150
+HOME_CANDIDATES_PER_SEED = 20
 FEEDBACK_CONFIDENCE = 0.8  # a seed taken from the best keyword hit, not from the question
 FRONTIER = 20  # entities a walk continues from at each further hop  # weight of a chunk's other paths from the same question entity
 
@@ -88,45 +89,85 @@ class GraphWalkPath:
         confidence: dict[str, float] = {}
         for le in query.linked:
             confidence[le.key] = max(confidence.get(le.key, 0.0), le.score)
-        for key in query.feedback:
-            confidence.setdefault(key, FEEDBACK_CONFIDENCE)
+        question = list(confidence)
+        feedback = [key for key in dict.fromkeys(query.feedback) if key not in confidence]
+        confidence.update((key, FEEDBACK_CONFIDENCE) for key in feedback)
         n = max(1, self.corpus_size())
-        paths, df = self._walk(list(confidence), n)
-        weights: dict[str, float] = {}
-        for key, path in paths.items():
-            count = df.get(key, 0)
-            if not count:
-                continue
-            # Too general entities are not followed, but one the question names stays (with
-            # its low specificity) so "What is in the United States?" still finds something.
-            if path.hops and count > MAX_ENTITY_DF * n:
-                continue
-            specificity = math.log1p(n / count) / math.log1p(n)
-            weights[key] = confidence[path.nodes[0]] * _path_factor(path) * specificity
-        found: list[tuple[str, str, float]] = []  # (chunk, entity, gain)
-        for key, mentions in self.graph.mentions_of(list(weights)).items():
+        # Feedback seeds sit one hop from the question already: their walk is a hop shorter.
+        routes = self._routes([(question, self.hops), (feedback, max(0, self.hops - 1))], confidence, n)
+        # (chunk, entity, gain, path, the entity's best route?)
+        found: list[tuple[str, str, float, GraphPath, bool]] = []
+        for key, mentions in self.graph.mentions_of(list(routes)).items():
             for chunk_id, count in mentions[:MENTIONS_PER_ENTITY]:
-                found.append((chunk_id, key, weights[key] * (1.0 + 0.25 * math.log(count))))
+                boost = 1.0 + 0.25 * math.log(count)
+                for i, (weight, path) in enumerate(routes[key]):
+                    found.append((chunk_id, key, weight * boost, path, i == 0))
         # Titles are read for the strongest candidates only (reading thousands costs more than
         # the whole walk); the bonus can at most triple a chunk's score.
-        best: dict[str, float] = {}
-        for cid, _, gain in found:
-            best[cid] = max(best.get(cid, 0.0), gain)
-        head = sorted(best, key=lambda c: (-best[c], c))[: max(k, HOME_CANDIDATES)]
-        homes = self._home_entities(set(head))
+        homes = self._home_entities(self._home_candidates(found, k))
         # chunk → seed → gains of the entities reached from that seed that the chunk mentions
         gains: dict[str, dict[str, list[float]]] = {}
         evidence: dict[str, list[tuple[float, GraphPath]]] = {}
-        for chunk_id, key, gain in found:
-            if key in homes.get(chunk_id, ()):
+        best_route: dict[tuple[str, str], tuple[float, str, int, bool]] = {}  # (chunk, seed) → ...
+        for chunk_id, key, gain, path, primary in found:
+            home = key in homes.get(chunk_id, ())
+            if home:
                 gain *= HOME_BONUS
-            gains.setdefault(chunk_id, {}).setdefault(paths[key].nodes[0], []).append(gain)
-            evidence.setdefault(chunk_id, []).append((gain, paths[key]))
+            seed = path.nodes[0]
+            held = best_route.get((chunk_id, seed))
+            if held is None or gain > held[0]:
+                best_route[(chunk_id, seed)] = (gain, key, path.hops, home)
+            if primary:  # an entity reached by both walks counts once, by its better route
+                gains.setdefault(chunk_id, {}).setdefault(seed, []).append(gain)
+                evidence.setdefault(chunk_id, []).append((gain, path))
         scores = {cid: _chunk_score(by_seed) for cid, by_seed in gains.items()}
         ranked = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:k]
         kept = self._evidence(query, evidence, [cid for cid, _ in ranked])
-        return PathResult(self.name, [ScoredId(c, s) for c, s in ranked], kept, ms=_ms(t))
+        return PathResult(self.name, [ScoredId(c, s) for c, s in ranked], kept, ms=_ms(t),
+                          support=_support(best_route, {cid for cid, _ in ranked}))
 
+    @staticmethod
+    def _home_candidates(found: list[tuple[str, str, float, GraphPath, bool]], k: int) -> set[str]:
+        """The chunks whose titles are read: the strongest overall, and each seed's own
+        strongest (a question entity whose neighbours are weaker than a feedback seed's still
+        has its bridge's home recognized)."""
+        best: dict[str, float] = {}
+        per_seed: dict[str, dict[str, float]] = {}
+        for cid, _, gain, path, _ in found:
+            best[cid] = max(best.get(cid, 0.0), gain)
+            mine = per_seed.setdefault(path.nodes[0], {})
+            mine[cid] = max(mine.get(cid, 0.0), gain)
+        head = set(sorted(best, key=lambda c: (-best[c], c))[: max(k, HOME_CANDIDATES)])
+        for mine in per_seed.values():
+            head.update(sorted(mine, key=lambda c: (-mine[c], c))[:HOME_CANDIDATES_PER_SEED])
+        return head
+
+    def _routes(self, seed_groups: list[tuple[list[str], int]], confidence: dict[str, float],
+                n: int) -> dict[str, list[tuple[float, GraphPath]]]:
+        """entity → its (weight, path) routes, the best first: one per seed group that reached
+        it. Each group walks with its own entity budget, so the question's own entities keep
+        their neighbourhoods even when feedback seeds (a long passage's every name) would fill
+        a shared budget first — a comparison question's second film reaches its director only
+        then (measured on 2wiki_dev468: see fusion/evidence sets)."""
+        routes: dict[str, list[tuple[float, GraphPath]]] = {}
+        for seeds, hops in seed_groups:
+            if not seeds:
+                continue
+            paths, df = self._walk(seeds, n, hops)
+            for key, path in paths.items():
+                count = df.get(key, 0)
+                if not count:
+                    continue
+                # Too general entities are not followed, but one the question names stays (with
+                # its low specificity) so "What is in the United States?" still finds something.
+                if path.hops and count > MAX_ENTITY_DF * n:
+                    continue
+                specificity = math.log1p(n / count) / math.log1p(n)
+                routes.setdefault(key, []).append(
+                    (confidence[path.nodes[0]] * _path_factor(path) * specificity, path))
+        for options in routes.values():
+            options.sort(key=lambda wp: -wp[0])
+        return routes
 
     def _evidence(self, query: Query, evidence: dict[str, list[tuple[float, GraphPath]]],
                   chunk_ids: list[str]) -> dict[str, list[GraphPath]]:
@@ -151,15 +192,15 @@ class GraphWalkPath:
             out[cid] = shown[:EVIDENCE_PER_CHUNK]
         return out
 
-    def _walk(self, seeds: list[str], n: int) -> tuple[dict[str, GraphPath], dict[str, int]]:
+    def _walk(self, seeds: list[str], n: int, hops: int) -> tuple[dict[str, GraphPath], dict[str, int]]:
         """Paths from the seeds, one hop level at a time. A level only continues from the
         ``FRONTIER`` most specific, best-connected entities of the last one: walking on through
         a hub ("United States", thousands of neighbours) costs the most and finds nothing a
         specific entity would not."""
-        paths = self.graph.neighbors(seeds, 1, self.max_entities)
+        paths = self.graph.neighbors(seeds, min(hops, 1), self.max_entities)
         df = self.graph.entity_chunk_counts(list(paths))
         frontier = [k for k, p in paths.items() if p.hops == 1]
-        for _ in range(self.hops - 1):
+        for _ in range(hops - 1):
             specific = [k for k in frontier if 0 < df.get(k, 0) <= MAX_ENTITY_DF * n]
             specific.sort(key=lambda k: (-_path_factor(paths[k]) / math.log1p(df[k]), k))
             specific = specific[:FRONTIER]
@@ -195,6 +236,18 @@ class GraphWalkPath:
             for cid in by_alias.get(alias, ()):
                 homes.setdefault(cid, set()).update(keys)
         return homes
+
+
+def _support(best_route: dict[tuple[str, str], tuple[float, str, int, bool]],
+             ranked: set[str]) -> dict[str, dict[str, SeedSupport]]:
+    """Per chunk, each seed's best route into it — for the ranked chunks, and for every chunk
+    that is the home of an entity a seed reached (the pages fusion may pick as a question
+    entity's own page or its bridge, ranked or not)."""
+    out: dict[str, dict[str, SeedSupport]] = {}
+    for (chunk_id, seed), (gain, key, hops, home) in best_route.items():
+        if home or chunk_id in ranked:
+            out.setdefault(chunk_id, {})[seed] = SeedSupport(seed, key, hops, gain, home)
+    return out
 
 
 def _chunk_score(by_seed: dict[str, list[float]]) -> float:

@@ -11,7 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from kgrag.config import RetrievalSettings
-from kgrag.retrieve.fusion import keep_path_heads, rrf, score_fusion
+from kgrag.retrieve.fusion import Fused, fuse
 from kgrag.retrieve.linking import EntityLinker
 from kgrag.retrieve.paths import DensePath, GraphWalkPath, KeywordPath
 from kgrag.retrieve.postprocess import (
@@ -81,55 +81,19 @@ class Retriever:
     ) -> RetrievalResult:
         s = self.settings
         t_start = time.perf_counter()
-        question = question.strip()
-        if not question:
-            raise RetrievalError("question is empty")
-        modes = tuple(modes or PATHS)
-        unknown = [m for m in modes if m not in PATHS]
-        if unknown:
-            raise RetrievalError(f"unknown retrieval mode(s) {unknown}; known: {list(PATHS)}")
-        query = Query(question, top_k or s.top_k, filters, modes)
-        if "dense" in modes and len(modes) > 1 and not getattr(self.embedder, "multilingual", True) \
-                and has_cjk(question):
-            # An English-only embedder ranks Chinese text near randomly; its vote would only
-            # push good keyword and graph hits down (CMRC 2018: fused R@1 84 vs BM25's 98).
-            modes = tuple(m for m in modes if m != "dense")
-            query.modes = modes
-            query.skipped["dense"] = (f"embedder {getattr(self.embedder, 'name', '?')} is English-only "
-                                      "and the question is not")
+        query = self.new_query(question, top_k=top_k, filters=filters, modes=modes)
+        question = query.question
         timings: dict[str, float] = {}
-
-        # Dense embedding does not need linking: start it first, link meanwhile.
-        futures = {}
-        if "dense" in modes:
-            futures["dense"] = self.pool.submit(self.paths["dense"].search, query, s.candidates)
-        t = time.perf_counter()
-        if "bm25" in modes or "graph" in modes:
-            query.linked = self.linker.link(question)
-            query.expansions = self.linker.expansions(query.linked) if "bm25" in modes else []
-        timings["link"] = _ms(t)
-        if "bm25" in modes:
-            futures["bm25"] = self.pool.submit(self.paths["bm25"].search, query, s.candidates)
-        try:
-            if "graph" in modes:
-                if s.feedback_chunks and "bm25" in modes:
-                    query.feedback = self._feedback(query, futures["bm25"].result())
-                futures["graph"] = self.pool.submit(self.paths["graph"].search, query, s.candidates)
-            results: list[PathResult] = [futures[name].result() for name in modes]
-        except StoreError as exc:
-            raise RetrievalError(str(exc)) from exc
-        for result in results:
-            timings[result.name] = result.ms
+        results = self.search_paths(query, timings)
 
         t = time.perf_counter()
-        fuse = score_fusion if s.fusion == "score" else rrf
-        fused = keep_path_heads(fuse(results, s.weights, s.rrf_k), results, s.keep_path_top)
+        fusion = fuse(results, query, s)
         evidence = next((r.evidence for r in results if r.name == "graph"), {})
         timings["fusion"] = _ms(t)
 
         t = time.perf_counter()
         pool_size = max(query.top_k, s.rerank_top) if (rerank and self.reranker) else query.top_k
-        hits = self._hits(fused, evidence, filters, pool_size * 2)
+        hits = self._hits(fusion.items, evidence, filters, pool_size * 2)
         timings["fetch"] = _ms(t)
 
         reranker_name = None
@@ -149,7 +113,59 @@ class Retriever:
             expand_parents(self.chunk_index, hits)
             timings["parents"] = _ms(t)
         timings["total"] = _ms(t_start)
-        return RetrievalResult(query, hits, reranker_name, timings, below_threshold=below)
+        return RetrievalResult(query, hits, reranker_name, timings, below_threshold=below,
+                               path_weights=fusion.weights, weight_reasons=fusion.reasons,
+                               evidence_set=[p.chunk_id for p in fusion.evidence])
+
+    def new_query(self, question: str, *, top_k: int | None = None, filters: dict[str, Any] | None = None,
+                  modes: tuple[str, ...] | None = None) -> Query:
+        """The checked question with the paths that will run for it."""
+        question = question.strip()
+        if not question:
+            raise RetrievalError("question is empty")
+        modes = tuple(modes or PATHS)
+        unknown = [m for m in modes if m not in PATHS]
+        if unknown:
+            raise RetrievalError(f"unknown retrieval mode(s) {unknown}; known: {list(PATHS)}")
+        query = Query(question, top_k or self.settings.top_k, filters, modes)
+        if "dense" in modes and len(modes) > 1 and not getattr(self.embedder, "multilingual", True) \
+                and has_cjk(question):
+            # An English-only embedder ranks Chinese text near randomly; its vote would only
+            # push good keyword and graph hits down (CMRC 2018: fused R@1 84 vs BM25's 98).
+            query.modes = tuple(m for m in modes if m != "dense")
+            query.skipped["dense"] = (f"embedder {getattr(self.embedder, 'name', '?')} is English-only "
+                                      "and the question is not")
+        return query
+
+    def search_paths(self, query: Query, timings: dict[str, float] | None = None) -> list[PathResult]:
+        """Link the question and run ``query.modes``' paths (dense in parallel with linking,
+        the graph after BM25 when it takes feedback from it); fills ``query.linked``,
+        ``expansions`` and ``feedback`` and per-stage milliseconds into ``timings``."""
+        s = self.settings
+        modes = query.modes
+        timings = {} if timings is None else timings
+        # Dense embedding does not need linking: start it first, link meanwhile.
+        futures = {}
+        if "dense" in modes:
+            futures["dense"] = self.pool.submit(self.paths["dense"].search, query, s.candidates)
+        t = time.perf_counter()
+        if "bm25" in modes or "graph" in modes:
+            query.linked = self.linker.link(query.question)
+            query.expansions = self.linker.expansions(query.linked) if "bm25" in modes else []
+        timings["link"] = _ms(t)
+        if "bm25" in modes:
+            futures["bm25"] = self.pool.submit(self.paths["bm25"].search, query, s.candidates)
+        try:
+            if "graph" in modes:
+                if s.feedback_chunks and "bm25" in modes:
+                    query.feedback = self._feedback(query, futures["bm25"].result())
+                futures["graph"] = self.pool.submit(self.paths["graph"].search, query, s.candidates)
+            results: list[PathResult] = [futures[name].result() for name in modes]
+        except StoreError as exc:
+            raise RetrievalError(str(exc)) from exc
+        for result in results:
+            timings[result.name] = result.ms
+        return results
 
     # -- stages --------------------------------------------------------------------------------
     def _feedback(self, query: Query, keyword: PathResult) -> list[str]:
@@ -158,23 +174,24 @@ class Retriever:
         question. Measured (R@5, bm25+dense+graph): HotpotQA 200 questions 84.2 → 87.0,
         MuSiQue 100 67.6 → 69.5."""
         top = [h.id for h in keyword.hits[: self.settings.feedback_chunks]]
+        query.feedback_from = top
         by_chunk = self.graph.chunk_entities(top) if top else {}
         linked = {le.key for le in query.linked}
         keys = [k for cid in top for k in by_chunk.get(cid, []) if k not in linked]
         return list(dict.fromkeys(keys))
 
-    def _hits(self, fused, evidence, filters, limit: int) -> list[Hit]:
+    def _hits(self, fused: list[Fused], evidence, filters, limit: int) -> list[Hit]:
         """Fused ids → Hits with their chunks, graph-only hits filtered like the others."""
         head = fused[: limit]
-        chunks = {c.id: c for c in self.chunk_index.get([cid for cid, _, _ in head])}
+        chunks = {c.id: c for c in self.chunk_index.get([item.chunk_id for item in head])}
         hits = []
-        for cid, score, ranks in head:
-            chunk = chunks.get(cid)
+        for item in head:
+            chunk = chunks.get(item.chunk_id)
             if chunk is None or not chunk_matches(chunk, filters):
                 continue  # graph evidence for a chunk the index no longer has, or filtered out
             hits.append(
-                Hit(chunk, score, ranks, fused_rank=len(hits) + 1, fused_score=score,
-                    graph_paths=evidence.get(cid, []))
+                Hit(chunk, item.score, item.ranks, fused_rank=len(hits) + 1, fused_score=item.score,
+                    graph_paths=evidence.get(item.chunk_id, []), placed_by=item.placed_by)
             )
         return hits
 

@@ -37,6 +37,7 @@ def hit_dict(hit: Hit, with_text: bool = True) -> dict[str, Any]:
         "fused_score": round(hit.fused_score, 6),
         "rerank_rank": hit.rerank_rank,
         "rerank_score": None if hit.rerank_score is None else round(hit.rerank_score, 6),
+        "placed_by": hit.placed_by,
         "graph_paths": [
             {"nodes": p.nodes, "edges": p.edges, "weights": p.weights, "hops": p.hops}
             for p in hit.graph_paths
@@ -57,6 +58,9 @@ def trace_dict(result: RetrievalResult) -> dict[str, Any]:
         "expansions": q.expansions,
         "feedback_entities": q.feedback,
         "skipped_paths": q.skipped,
+        "path_weights": result.path_weights,
+        "path_weight_reasons": result.weight_reasons,
+        "evidence_set": result.evidence_set,
         "reranker": result.reranker,
         "below_threshold": result.below_threshold,
         "timings_ms": result.timings_ms,

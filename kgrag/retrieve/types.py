@@ -33,8 +33,22 @@ class Query:
     expansions: list[str] = field(default_factory=list)  # alias surface forms for BM25
     # Entities of the best keyword hits: extra, weaker seeds for the graph walk (feedback).
     feedback: list[str] = field(default_factory=list)
+    feedback_from: list[str] = field(default_factory=list)  # the keyword hits they were read from
     # Paths left out for this question, with the reason (shown in the trace).
     skipped: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class SeedSupport:
+    """How one graph seed (a question entity, or a feedback entity) reaches a chunk: its best
+    path's gain, the hops walked, the entity at the end, and whether the chunk is that entity's
+    home (its title names it). Fusion reads it to tell a bridge from a passing mention."""
+
+    seed: str
+    entity: str
+    hops: int
+    gain: float
+    home: bool
 
 
 @dataclass
@@ -45,6 +59,8 @@ class PathResult:
     hits: list[ScoredId]
     evidence: dict[str, list[GraphPath]] = field(default_factory=dict)
     ms: float = 0.0
+    # Graph path only: chunk id → seed → that seed's best way into the chunk.
+    support: dict[str, dict[str, SeedSupport]] = field(default_factory=dict)
 
 
 class RetrievalPath(Protocol):
@@ -69,6 +85,8 @@ class Hit:
     rerank_rank: int | None = None
     rerank_score: float | None = None
     graph_paths: list[GraphPath] = field(default_factory=list)
+    # The fusion rule that put the hit at its fused place (see kgrag.retrieve.fusion.Fused).
+    placed_by: dict[str, Any] = field(default_factory=lambda: {"rule": "fusion"})
     parent: Chunk | None = None  # what generation reads (None: the chunk itself)
 
     @property
@@ -84,3 +102,8 @@ class RetrievalResult:
     timings_ms: dict[str, float] = field(default_factory=dict)
     # True when nothing passed the relevance threshold: generation abstains.
     below_threshold: bool = False
+    # The weight each path voted with in fusion, why any differs from the setting, and the
+    # chunk ids fusion placed as the question's evidence set.
+    path_weights: dict[str, float] = field(default_factory=dict)
+    weight_reasons: dict[str, str] = field(default_factory=dict)
+    evidence_set: list[str] = field(default_factory=list)
