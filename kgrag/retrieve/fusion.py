@@ -12,7 +12,7 @@ after the first fused hit. Every hit records the rule that placed it, for the tr
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from kgrag.config import RetrievalSettings
@@ -110,10 +110,13 @@ class Fusion:
     evidence: list[Placement] = field(default_factory=list)
 
 
-def fuse(results: Sequence[PathResult], query: Query, settings: RetrievalSettings) -> Fusion:
+def fuse(results: Sequence[PathResult], query: Query, settings: RetrievalSettings,
+         names_in: Callable[[list[str]], dict[str, list[str]]] | None = None) -> Fusion:
     """The fusion stage: per-question path weights → weighted RRF (or score fusion) → each
     trusted path's first hit kept in the head → the evidence set placed after the first
-    ``evidence_set_after`` fused places. Each rule is measured in its own docstring."""
+    ``evidence_set_after`` fused places. ``names_in`` (chunk ids → entity keys mentioned, e.g.
+    ``GraphStore.chunk_entities``) lets bridges follow what an entity's page names. Each rule
+    is measured in its own docstring."""
     weights, reasons = path_weights(results, settings)
     by_name = {r.name: r for r in results}
     combine = score_fusion if settings.fusion == "score" else rrf
@@ -126,7 +129,7 @@ def fuse(results: Sequence[PathResult], query: Query, settings: RetrievalSetting
     graph = by_name.get("graph")
     placements: list[Placement] = []
     if settings.evidence_set and graph is not None and graph.hits:
-        placements = evidence_set(query, graph)[: settings.evidence_set_max]
+        placements = evidence_set(query, graph, names_in)[: settings.evidence_set_max]
         items = _place(items, placements, settings.evidence_set_after)
     return Fusion(items, weights, reasons, placements)
 

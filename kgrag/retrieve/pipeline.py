@@ -87,7 +87,7 @@ class Retriever:
         results = self.search_paths(query, timings)
 
         t = time.perf_counter()
-        fusion = fuse(results, query, s)
+        fusion = fuse(results, query, s, names_in=self.graph.chunk_entities)
         evidence = next((r.evidence for r in results if r.name == "graph"), {})
         timings["fusion"] = _ms(t)
 
