@@ -84,34 +84,7 @@ class EvalReport:
     def markdown(self) -> str:
         return render_markdown(self)
 
-    def recall_by_type(r: EvalReport, k: int = 5) -> dict[str, dict[str, float]]:
-    """mode → question type → mean recall@k over that type's questions (types in first-seen order)."""
-    kinds = list(dict.fromkeys(q.get("type") for q in r.per_query if q.get("type")))
-    out: dict[str, dict[str, float]] = {}
-    for s in r.modes:
-        out[s.mode] = {}
-        for kind in kinds:
-            values = [q["modes"][s.mode]["recall"][str(k)] for q in r.per_query if q.get("type") == kind]
-            out[s.mode][kind] = sum(values) / len(values)
-    return out
-
-
-def _by_type_table(r: EvalReport) -> list[str]:
-    """R@5 per question type, when the set labels its questions with more than one type."""
-    if 5 not in r.ks:
-        return []
-    by_type = recall_by_type(r)
-    kinds = list(next(iter(by_type.values()), {}))
-    if len(kinds) < 2:
-        return []
-    counts = {kind: sum(1 for q in r.per_query if q.get("type") == kind) for kind in kinds}
-    header = ["mode", "R@5 all"] + [f"{kind} ({counts[kind]})" for kind in kinds] + ["AllGold@5"]
-    rows = [[s.mode, _pct(s.recall["5"])] + [_pct(by_type[s.mode][kind]) for kind in kinds] + [_pct(s.all_gold_at_5)]
-            for s in r.modes]
-    return ["", "R@5 by question type:", ""] + _table(header, rows)
-
-
-def write_chart(self, path: str | Path) -> None:
+    def write_chart(self, path: str | Path) -> None:
         write_chart(self, path)
 
 
@@ -188,6 +161,33 @@ def render_markdown(r: EvalReport) -> str:
     if notes:
         out += [""] + [f"- {n}" for n in notes]
     return "\n".join(out) + "\n"
+
+
+def recall_by_type(r: EvalReport, k: int = 5) -> dict[str, dict[str, float]]:
+    """mode → question type → mean recall@k over that type's questions (types in first-seen order)."""
+    kinds = list(dict.fromkeys(q.get("type") for q in r.per_query if q.get("type")))
+    out: dict[str, dict[str, float]] = {}
+    for s in r.modes:
+        out[s.mode] = {}
+        for kind in kinds:
+            values = [q["modes"][s.mode]["recall"][str(k)] for q in r.per_query if q.get("type") == kind]
+            out[s.mode][kind] = sum(values) / len(values)
+    return out
+
+
+def _by_type_table(r: EvalReport) -> list[str]:
+    """R@5 per question type, when the set labels its questions with more than one type."""
+    if 5 not in r.ks:
+        return []
+    by_type = recall_by_type(r)
+    kinds = list(next(iter(by_type.values()), {}))
+    if len(kinds) < 2:
+        return []
+    counts = {kind: sum(1 for q in r.per_query if q.get("type") == kind) for kind in kinds}
+    header = ["mode", "R@5 all"] + [f"{kind} ({counts[kind]})" for kind in kinds] + ["AllGold@5"]
+    rows = [[s.mode, _pct(s.recall["5"])] + [_pct(by_type[s.mode][kind]) for kind in kinds] + [_pct(s.all_gold_at_5)]
+            for s in r.modes]
+    return ["", "R@5 by question type:", ""] + _table(header, rows)
 
 
 def write_chart(r: EvalReport, path: str | Path) -> None:

@@ -69,6 +69,11 @@ class GraphWalkPath:
     × Π edge factors × specificity`` where specificity is the entity's IDF over chunks
     (normalized to 0..1): an entity mentioned everywhere says little. The best paths are kept
     as evidence. Filters are applied by the pipeline (the graph does not hold chunk metadata).
+
+    The question's entities and the feedback seeds walk separately (the feedback walk a hop
+    shorter: its seeds are a hop from the question already), and ``PathResult.support`` keeps,
+    per chunk, each seed's best route into it — which fusion reads to build the evidence set
+    (``kgrag.retrieve.evidence``).
     """
 
     name = "graph"
@@ -147,8 +152,10 @@ class GraphWalkPath:
         """entity → its (weight, path) routes, the best first: one per seed group that reached
         it. Each group walks with its own entity budget, so the question's own entities keep
         their neighbourhoods even when feedback seeds (a long passage's every name) would fill
-        a shared budget first — a comparison question's second film reaches its director only
-        then (measured on 2wiki_dev468: see fusion/evidence sets)."""
+        a shared budget first: a comparison question's second film then still reaches its
+        director. Measured with the evidence set (2wiki_dev468 R@5, bridge-comparison in
+        brackets): one shared walk 89.2 (81.3), a walk per group 91.1 (87.1), and with each
+        seed's own home candidates (``_home_candidates``) 93.0 (93.7)."""
         routes: dict[str, list[tuple[float, GraphPath]]] = {}
         for seeds, hops in seed_groups:
             if not seeds:
