@@ -166,9 +166,11 @@ TINY_CORPUS = [
 # q1 finds its gold first; q2 finds one of two golds (the other shares no term); q3 finds a
 # passage that is not its gold.
 TINY_QUERIES = [
-    {"id": "q1", "question": "Which quorvex?", "answers": ["pale flame"], "gold_ids": ["t-lantern"]},
-    {"id": "q2", "question": "zentharp brimhollow?", "answers": ["Mirelda Osk"], "gold_ids": ["t-brim", "t-mirelda"]},
-    {"id": "q3", "question": "plumtide?", "answers": ["Selk"], "gold_ids": ["t-harbor"]},
+    {"id": "q1", "question": "Which quorvex?", "answers": ["pale flame"], "gold_ids": ["t-lantern"],
+     "meta": {"type": "single"}},
+    {"id": "q2", "question": "zentharp brimhollow?", "answers": ["Mirelda Osk"], "gold_ids": ["t-brim", "t-mirelda"],
+     "meta": {"type": "bridge"}},
+    {"id": "q3", "question": "plumtide?", "answers": ["Selk"], "gold_ids": ["t-harbor"], "meta": {"type": "bridge"}},
 ]
 
 
@@ -214,6 +216,10 @@ def test_tiny_set_bm25_metrics_match_hand_computation(components, tiny_set):
 
     md = report.markdown()
     assert "| bm25 | 50.0 | 50.0 | 50.0 | 50.0 | 33.3 |" in md
+    # R@5 per question type: single (q1) 1; bridge (q2 1/2, q3 0) 1/4.
+    assert "| mode | R@5 all | single (1) | bridge (2) | AllGold@5 |" in md
+    assert "| bm25 | 50.0 | 100.0 | 25.0 | 33.3 |" in md
+    assert [r["type"] for r in report.per_query] == ["single", "bridge", "bridge"]
     data = json.loads(json.dumps(report.to_dict()))  # JSON-clean (no NaN)
     assert data["titles"]["t-mirelda"] == "Mirelda Osk"
 
