@@ -8,25 +8,23 @@ from __future__ import annotations
 import os
 import time
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
 
 from kgrag.config import RetrievalSettings
+from kgrag.errors import InputError
 from kgrag.retrieve.fusion import keep_path_heads, rrf, score_fusion
 from kgrag.retrieve.linking import EntityLinker
 from kgrag.retrieve.paths import DensePath, GraphWalkPath, KeywordPath
-from kgrag.retrieve.postprocess import (
-    chunk_matches,
-    drop_overlapping,
-    expand_parents,
-    lexical_coverage,
-)
+from kgrag.retrieve.postprocess import drop_overlapping, expand_parents, lexical_coverage
 from kgrag.retrieve.types import PATHS, Hit, PathResult, Query, RetrievalResult
 from kgrag.stores.base import ChunkIndex, GraphStore, StoreError
+from kgrag.stores.filters import SearchFilter
 from kgrag.text.analyze import has_cjk
 
 
-class RetrievalError(ValueError):
-    """A retrieval request that cannot be served as asked (bad mode, bad filter)."""
+class RetrievalError(InputError):
+    """A retrieval request that cannot be served as asked (bad mode, empty question, a store
+    that refused the search). Bad filters never get here: ``SearchFilter.parse`` refuses them
+    at the edge."""
 
 
 class Retriever:
@@ -75,7 +73,7 @@ class Retriever:
         question: str,
         *,
         top_k: int | None = None,
-        filters: dict[str, Any] | None = None,
+        filters: SearchFilter | None = None,
         modes: tuple[str, ...] | None = None,
         rerank: bool = True,
     ) -> RetrievalResult:
@@ -163,14 +161,15 @@ class Retriever:
         keys = [k for cid in top for k in by_chunk.get(cid, []) if k not in linked]
         return list(dict.fromkeys(keys))
 
-    def _hits(self, fused, evidence, filters, limit: int) -> list[Hit]:
-        """Fused ids → Hits with their chunks, graph-only hits filtered like the others."""
+    def _hits(self, fused, evidence, filters: SearchFilter | None, limit: int) -> list[Hit]:
+        """Fused ids → Hits with their chunks; ``filters.matches`` drops the graph's hits the
+        stores' filtered searches would not have returned (the graph holds no chunk metadata)."""
         head = fused[: limit]
         chunks = {c.id: c for c in self.chunk_index.get([cid for cid, _, _ in head])}
         hits = []
         for cid, score, ranks in head:
             chunk = chunks.get(cid)
-            if chunk is None or not chunk_matches(chunk, filters):
+            if chunk is None or (filters is not None and not filters.matches(chunk)):
                 continue  # graph evidence for a chunk the index no longer has, or filtered out
             hits.append(
                 Hit(chunk, score, ranks, fused_rank=len(hits) + 1, fused_score=score,
