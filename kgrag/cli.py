@@ -57,7 +57,7 @@ def _components(settings: Settings):
 @click.pass_obj
 def ingest(settings: Settings, paths: tuple[str, ...], glossary: Path | None, as_json: bool, no_progress: bool) -> None:
     """Ingest files, directories or globs (txt md html pdf docx csv jsonl code)."""
-    from kgrag.ingest.glossary import load_glossary
+    from kgrag.lexicon.glossary import load_glossary
 
     glossary_path = glossary or (Path(settings.extraction.glossary) if settings.extraction.glossary else None)
     entities = load_glossary(glossary_path) if glossary_path else None

@@ -11,6 +11,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 from kgrag.config import RetrievalSettings
 from kgrag.errors import InputError
+from kgrag.lexicon.scripts import has_han
+from kgrag.models.base import Embedder, Reranker
 from kgrag.retrieve.fusion import keep_path_heads, rrf, score_fusion
 from kgrag.retrieve.linking import EntityLinker
 from kgrag.retrieve.paths import DensePath, GraphWalkPath, KeywordPath
@@ -18,7 +20,6 @@ from kgrag.retrieve.postprocess import drop_overlapping, expand_parents, lexical
 from kgrag.retrieve.types import PATHS, Hit, PathResult, Query, RetrievalResult
 from kgrag.stores.base import ChunkIndex, GraphStore, StoreError
 from kgrag.stores.filters import SearchFilter
-from kgrag.text.analyze import has_cjk
 
 
 class RetrievalError(InputError):
@@ -33,8 +34,8 @@ class Retriever:
         settings: RetrievalSettings,
         chunk_index: ChunkIndex,
         graph: GraphStore,
-        embedder,
-        reranker=None,
+        embedder: Embedder,
+        reranker: Reranker | None = None,
         linker: EntityLinker | None = None,
     ):
         self.settings = settings
@@ -87,14 +88,12 @@ class Retriever:
         if unknown:
             raise RetrievalError(f"unknown retrieval mode(s) {unknown}; known: {list(PATHS)}")
         query = Query(question, top_k or s.top_k, filters, modes)
-        if "dense" in modes and len(modes) > 1 and not getattr(self.embedder, "multilingual", True) \
-                and has_cjk(question):
+        if "dense" in modes and len(modes) > 1 and not self.embedder.multilingual and has_han(question):
             # An English-only embedder ranks Chinese text near randomly; its vote would only
             # push good keyword and graph hits down (CMRC 2018: fused R@1 84 vs BM25's 98).
             modes = tuple(m for m in modes if m != "dense")
             query.modes = modes
-            query.skipped["dense"] = (f"embedder {getattr(self.embedder, 'name', '?')} is English-only "
-                                      "and the question is not")
+            query.skipped["dense"] = f"embedder {self.embedder.name} is English-only and the question is not"
         timings: dict[str, float] = {}
 
         # Dense embedding does not need linking: start it first, link meanwhile.
@@ -178,6 +177,7 @@ class Retriever:
         return hits
 
     def _rerank(self, question: str, hits: list[Hit]) -> list[Hit]:
+        assert self.reranker is not None  # retrieve() calls this only with a reranker
         scores = self.reranker.score(question, [h.chunk.headed_text for h in hits])
         for hit, score in zip(hits, scores):
             hit.rerank_score = float(score)
