@@ -21,8 +21,6 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-import pytest
-
 from kgrag.config import Neo4jSettings
 from kgrag.stores.neo4j_graph import Neo4jGraphStore
 from tests.backend_cache import BackendCache, Unavailable

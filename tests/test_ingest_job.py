@@ -146,7 +146,7 @@ def _make_bad_files(folder: Path) -> None:
 
 
 def test_bad_files_reported_good_files_ingested(tmp_path, settings):
-    good = write_jsonl(tmp_path / "corpus.jsonl", hotpot_records(5))
+    write_jsonl(tmp_path / "corpus.jsonl", hotpot_records(5))
     (tmp_path / "notes.md").write_text("# Notes\n\nMoscow State University was founded in 1755.\n", encoding="utf-8")
     _make_bad_files(tmp_path)
     env = {**os.environ, "KGRAG_DATA_DIR": str(settings.data_dir)}

@@ -12,8 +12,8 @@ import pytest
 from kgrag.config import Neo4jSettings
 from kgrag.stores.base import StoreError
 from kgrag.stores.cypher_loader import DEFAULT_CYPHER_DIR, CypherLoader
-from kgrag.stores.neo4j_graph import Neo4jGraphStore
 from kgrag.stores.neo4j_arcadedb import free_port
+from kgrag.stores.neo4j_graph import Neo4jGraphStore
 from kgrag.types import Chunk, Document, Entity, Mention, Relation
 from tests.neo4j_servers import arcadedb_server, docker_server, env_server, fresh_store
 

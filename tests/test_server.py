@@ -14,7 +14,6 @@ import urllib.request
 
 import pytest
 
-from kgrag.config import Settings
 from kgrag.server.app import create_app
 
 KEY = "test-admin-key"
@@ -208,7 +207,7 @@ def test_documents_add_query_delete(admin_client):
     again = admin_client.post("/v1/documents", json={"documents": [doc]}, headers=headers)
     assert again.status_code == 200 and again.get_json()["documents"]["unchanged"] == 1
 
-    upload = {"file": (io.BytesIO("# Trie\n\nA trie stores strings by their prefixes.".encode()), "trie.md")}
+    upload = {"file": (io.BytesIO(b"# Trie\n\nA trie stores strings by their prefixes."), "trie.md")}
     resp = admin_client.post("/v1/documents", data=upload, headers=headers, content_type="multipart/form-data")
     assert resp.status_code == 201, resp.get_json()
     bad = {"file": (io.BytesIO(b"\x00\x01"), "slides.pptx")}

@@ -54,7 +54,7 @@ def show(service: AliasService, name: str, neighbours: int = 10) -> dict[str, An
     mentions = graph.mentions_of([entity.key]).get(entity.key, [])
     around = graph.neighbors([entity.key], hops=1, limit=neighbours * 5 + 1)
     near = []
-    for other, path in around.items():
+    for other in around:
         if other == entity.key:
             continue
         e = graph.get_entity(other)

@@ -95,7 +95,7 @@ def _load_lines(text: str, out: _Collector) -> None:
 
 def _load_csv(text: str, out: _Collector) -> None:
     # Comment and blank lines are blanked rather than removed so csv line numbers stay true.
-    kept = "\n".join("" if (not l.strip() or l.lstrip().startswith("#")) else l for l in text.splitlines())
+    kept = "\n".join("" if (not line.strip() or line.lstrip().startswith("#")) else line for line in text.splitlines())
     reader = csv.reader(io.StringIO(kept))
     header: list[str] | None = None
     for row in reader:

@@ -140,7 +140,7 @@ class GraphWalkPath:
         out: dict[str, list[GraphPath]] = {}
         for cid in chunk_ids:
             shown = []
-            for gain, path in sorted(evidence[cid], key=lambda e: -e[0]):
+            for _gain, path in sorted(evidence[cid], key=lambda e: -e[0]):
                 bridge = bridges.get(path.nodes[0])
                 if bridge is not None:
                     path = GraphPath(bridge.nodes + path.nodes[1:], bridge.edges + path.edges,

@@ -22,7 +22,14 @@ from kgrag.stores.base import DocumentContent, StoreError
 from kgrag.stores.graph_walk import Reached, walk_levels
 from kgrag.stores.neo4j_aliases import Neo4jAliasAdmin
 from kgrag.stores.neo4j_driver import CypherRunner
-from kgrag.stores.neo4j_writes import DocumentWrite, batches, entity_rows, merge_entities, remove_document_content, remove_orphans
+from kgrag.stores.neo4j_writes import (
+    DocumentWrite,
+    batches,
+    entity_rows,
+    merge_entities,
+    remove_document_content,
+    remove_orphans,
+)
 from kgrag.types import Chunk, Document, Entity, GraphPath, Mention, Relation
 
 
