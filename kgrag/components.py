@@ -7,12 +7,18 @@ no model (``stats``, an ingest that finds nothing new) never pays for one.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from kgrag.config import Settings
 from kgrag.ingest.chunking import Chunker
 from kgrag.ingest.job import IngestJob
 from kgrag.models.base import Embedder, Reranker
 from kgrag.stores.base import ChunkIndex, GraphStore
 from kgrag.stores.factory import build_chunk_index, build_graph_store
+
+if TYPE_CHECKING:  # imported lazily at run time: the models they load are heavy
+    from kgrag.generate.generator import Generator
+    from kgrag.retrieve.pipeline import Retriever
 
 
 class Components:
@@ -26,10 +32,10 @@ class Components:
         self._embedder = embedder
         self._recognizer = recognizer
         self._owns_recognizer = False  # a shared recognizer is closed by whoever made it
-        self._retriever = None
+        self._retriever: Retriever | None = None
         self._reranker: Reranker | None = None
         self._reranker_loaded = False
-        self._generator = None
+        self._generator: Generator | None = None
 
     @property
     def chunk_index(self) -> ChunkIndex:

@@ -233,7 +233,7 @@ class AliasService:
         if link is not None:
             details["linking"] = link.to_dict()
         return self.record_change("split", new.key, f"split {new.aliases} off {entity.key!r} into {new.key!r} "
-                                             f"({restored or len(link.linked_chunks or [])} chunk(s))", details)
+                                             f"({restored if link is None else len(link.linked_chunks or [])} chunk(s))", details)
 
     def delete(self, name: str) -> Change:
         entity = self.resolve(name)

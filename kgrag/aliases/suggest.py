@@ -95,7 +95,7 @@ def suggest_duplicates(
 
     def note(a: str, b: str, reason: str, value: Any) -> None:
         if a != b:
-            reasons[tuple(sorted((a, b)))].setdefault(reason, value)
+            reasons[(a, b) if a < b else (b, a)].setdefault(reason, value)
 
     table = graph.alias_table()
     for alias, keys in table.items():
@@ -182,7 +182,7 @@ def _neighbours(graph: GraphStore, pool: Sequence[Entity], min_shared: int, min_
         if len(members) <= 200:  # a hub every entity touches says nothing about any pair
             for a, b in combinations(sorted(members), 2):
                 shared[(a, b)] += 1
-    for (a, b), n in shared.items():
+    for (a, b), common in shared.items():
         union = len(around[a] | around[b])
-        if n >= min_shared and union and n / union >= min_jaccard:
-            note(a, b, "neighbours", round(n / union, 3))
+        if common >= min_shared and union and common / union >= min_jaccard:
+            note(a, b, "neighbours", round(common / union, 3))

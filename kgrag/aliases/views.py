@@ -53,7 +53,7 @@ def show(service: AliasService, name: str, neighbours: int = 10) -> dict[str, An
     entity = service.resolve(name)
     mentions = graph.mentions_of([entity.key]).get(entity.key, [])
     around = graph.neighbors([entity.key], hops=1, limit=neighbours * 5 + 1)
-    near = []
+    near: list[dict[str, Any]] = []
     for other in around:
         if other == entity.key:
             continue

@@ -14,7 +14,7 @@ from kgrag.config import LLMSettings
 from kgrag.generate import extractive, llm
 from kgrag.generate.citations import CheckResult, check, citation_for, citations_for
 from kgrag.generate.prompt import build_messages, build_sources
-from kgrag.generate.types import Answer, Source
+from kgrag.generate.types import Answer, Citation, Source
 from kgrag.lexicon.scripts import has_han
 from kgrag.retrieve.types import Hit
 
@@ -123,7 +123,7 @@ class Generator:
             return answer
         text = extractive.compose(picks)
         result: CheckResult = check(text, sources)
-        citations = {}
+        citations: dict[int, Citation] = {}
         for p in picks:  # cite the very sentence quoted (the first one per source)
             citations.setdefault(p.source.n, citation_for(p.source, p.sentence))
         return Answer(

@@ -7,6 +7,7 @@ from typing import Any
 
 from kgrag.retrieve.trace import result_dict
 from kgrag.retrieve.types import Hit, RetrievalResult
+from kgrag.types import Chunk
 
 
 @dataclass
@@ -73,7 +74,7 @@ class Source:
     offset: int  # document offset of text[0] (to find which child a sentence lies in)
 
     @property
-    def context(self):
+    def context(self) -> Chunk:
         return self.hits[0].context
 
     @property

@@ -30,9 +30,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
+from typing import TypeVar
 
 from kgrag.config import ExtractionSettings
-from kgrag.lexicon.gazetteer import Gazetteer, matchable
+from kgrag.lexicon.gazetteer import Gazetteer, GazetteerMatch, matchable
 from kgrag.lexicon.normalize import normalize_alias
 from kgrag.lexicon.titles import is_name_like_title, title_aliases
 from kgrag.models.ner import EntityRecognizer, Span
@@ -66,7 +67,10 @@ class _EntityState:
     aliases: list[str] = field(default_factory=list)
 
 
-def _select(candidates: list[tuple[int, int, int, object]], length: int) -> list[tuple[int, int, int, object]]:
+_Item = TypeVar("_Item")
+
+
+def _select(candidates: list[tuple[int, int, int, _Item]], length: int) -> list[tuple[int, int, int, _Item]]:
     """Longest first, then by priority (lower wins), then leftmost; no two may overlap."""
     taken = bytearray(length)
     chosen = []
@@ -138,9 +142,9 @@ class Extractor:
                 mentions.append(Mention(key, chunk.id, counts[key], first[key][1]))
             relations.extend(self._relations(chunk.id, counts, first, span_ids, title_keys))
         for key in title_keys:
-            state = entities.get(key)
-            if state is not None and key not in self._known and state.type == CONCEPT:
-                state.type = TITLE
+            titled = entities.get(key)
+            if titled is not None and key not in self._known and titled.type == CONCEPT:
+                titled.type = TITLE
         self._learn(entities)
         return Extraction(
             entities=[Entity(key, s.name, s.type, list(s.aliases)) for key, s in sorted(entities.items())],
@@ -159,7 +163,7 @@ class Extractor:
 
     def _names(self, text: str, spans: Sequence[Span]) -> list[_Name]:
         """NER spans and gazetteer matches of one chunk text, resolved, without overlaps."""
-        candidates: list[tuple[int, int, int, object]] = [(m.start, m.end, 0, m) for m in self.gazetteer.match(text)]
+        candidates: list[tuple[int, int, int, GazetteerMatch | Span]] = [(m.start, m.end, 0, m) for m in self.gazetteer.match(text)]
         candidates += [(s.start, s.end, 1, s) for s in spans]
         # A gazetteer match exactly covering an NER span keeps the NER label (the title "鲁迅"
         # is in the gazetteer before its chunks are read, and jieba says it is a PERSON).

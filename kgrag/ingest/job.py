@@ -94,7 +94,7 @@ class IngestJob:
         self._embedder_factory = embedder_factory
         self._extractor_factory = extractor_factory
         self._embedder: Embedder | None = None
-        self._extractor = None
+        self._extractor: object | None = None
 
     @property
     def embedder(self) -> Embedder:

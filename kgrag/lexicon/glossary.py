@@ -122,7 +122,7 @@ def _load_yaml(text: str, out: _Collector) -> None:
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         raise _fail(out.path, mark.line + 1 if mark else None, f"invalid YAML: {e}") from e
-    if data is None:
+    if data is None or root is None:  # an empty document: no items, no nodes
         return
     if not isinstance(data, list):
         raise _fail(out.path, 1, "YAML glossary must be a list of {name, type, aliases} mappings")

@@ -13,6 +13,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 from kgrag.lexicon.scripts import has_han
 
@@ -26,10 +27,10 @@ _JOINER_CHARS = frozenset(".'’")
 
 
 @lru_cache(maxsize=1)
-def _t2s():
+def _t2s() -> Any:
     """Traditional → simplified Chinese converter, when OpenCC is installed (optional)."""
     try:
-        import opencc  # type: ignore
+        import opencc
 
         return opencc.OpenCC("t2s")
     except Exception:  # not installed, or a build without its data files

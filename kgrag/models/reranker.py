@@ -157,7 +157,7 @@ def _silence_flag_progress_bars() -> None:
             kwargs["disable"] = True
             return _original(*args, **kwargs)
 
-        silenced._kgrag_silenced = True
+        silenced._kgrag_silenced = True  # type: ignore[attr-defined]  # a marker on a function object
         setattr(base, attr, silenced)
 
 

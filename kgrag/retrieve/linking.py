@@ -103,11 +103,11 @@ class EntityLinker:
                      or surface.lower() == surface.upper()  # a script without case (CJK)
                      or any(c.isdigit() for c in surface))
             keys = sorted(k for k in match.entity_keys
-                          if cased or (entities[k] is not None and entities[k].curated))
+                          if cased or ((e := entities[k]) is not None and e.curated))
             if not keys:
                 continue
             spans.append((match.start, match.end))
-            names = {k: entities[k].name if entities[k] else k for k in keys}
+            names = {k: e.name if (e := entities[k]) else k for k in keys}
             for key in keys:
                 out.append(
                     LinkedEntity(

@@ -10,6 +10,8 @@ import math
 import time
 from collections.abc import Callable
 
+import numpy as np
+
 from kgrag.lexicon.normalize import normalize_alias
 from kgrag.lexicon.titles import title_aliases
 from kgrag.retrieve.types import PathResult, Query
@@ -36,7 +38,7 @@ FRONTIER = 20  # entities a walk continues from at each further hop  # weight of
 class DensePath:
     name = "dense"
 
-    def __init__(self, index: ChunkIndex, embed_query: Callable[[str], object]):
+    def __init__(self, index: ChunkIndex, embed_query: Callable[[str], np.ndarray]):
         self.index = index
         self.embed_query = embed_query
 

@@ -17,9 +17,10 @@ from kgrag.retrieve.fusion import keep_path_heads, rrf, score_fusion
 from kgrag.retrieve.linking import EntityLinker
 from kgrag.retrieve.paths import DensePath, GraphWalkPath, KeywordPath
 from kgrag.retrieve.postprocess import drop_overlapping, expand_parents, lexical_coverage
-from kgrag.retrieve.types import PATHS, Hit, PathResult, Query, RetrievalResult
+from kgrag.retrieve.types import PATHS, Hit, PathRank, PathResult, Query, RetrievalPath, RetrievalResult
 from kgrag.stores.base import ChunkIndex, GraphStore, StoreError
 from kgrag.stores.filters import SearchFilter
+from kgrag.types import GraphPath
 
 
 class RetrievalError(InputError):
@@ -44,7 +45,7 @@ class Retriever:
         self.embedder = embedder
         self.reranker = reranker
         self.linker = linker or EntityLinker(graph, settings.fuzzy_link_threshold)
-        self.paths = {
+        self.paths: dict[str, RetrievalPath] = {
             "dense": DensePath(chunk_index, lambda q: embedder.embed_queries([q])[0]),
             "bm25": KeywordPath(chunk_index),
             "graph": GraphWalkPath(
@@ -160,12 +161,15 @@ class Retriever:
         keys = [k for cid in top for k in by_chunk.get(cid, []) if k not in linked]
         return list(dict.fromkeys(keys))
 
-    def _hits(self, fused, evidence, filters: SearchFilter | None, limit: int) -> list[Hit]:
+    def _hits(
+        self, fused: list[tuple[str, float, dict[str, PathRank]]], evidence: dict[str, list[GraphPath]],
+        filters: SearchFilter | None, limit: int,
+    ) -> list[Hit]:
         """Fused ids → Hits with their chunks; ``filters.matches`` drops the graph's hits the
         stores' filtered searches would not have returned (the graph holds no chunk metadata)."""
         head = fused[: limit]
         chunks = {c.id: c for c in self.chunk_index.get([cid for cid, _, _ in head])}
-        hits = []
+        hits: list[Hit] = []
         for cid, score, ranks in head:
             chunk = chunks.get(cid)
             if chunk is None or (filters is not None and not filters.matches(chunk)):
@@ -187,7 +191,7 @@ class Retriever:
             hit.rerank_rank = rank
         return hits
 
-    def _below_threshold(self, question, hits, results, reranked: bool) -> bool:
+    def _below_threshold(self, question: str, hits: list[Hit], results: list[PathResult], reranked: bool) -> bool:
         """Whether nothing retrieved is relevant enough to answer from (generation abstains).
 
         With a reranker: its best score is under ``min_score``. Without one there is no

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import gc
 import logging
+from typing import cast
 
 from flask import Flask
+from flask.json.provider import DefaultJSONProvider
 
 from kgrag.components import Components
 from kgrag.config import Settings
@@ -21,7 +23,7 @@ def create_app(settings: Settings, components: Components | None = None, *, warm
     """``components``: share already-loaded models (tests). ``warm``: load the models now, so
     the first question does not pay for them and ``/readyz`` means ready."""
     app = Flask(__name__, static_folder="static", static_url_path="/static")
-    app.json.ensure_ascii = False  # Chinese stays readable in responses
+    cast(DefaultJSONProvider, app.json).ensure_ascii = False  # Chinese stays readable in responses
     app.config["MAX_CONTENT_LENGTH"] = settings.server.max_request_bytes
     app.config["KGRAG_SETTINGS"] = settings
     app.config["KGRAG_COMPONENTS"] = components or Components(settings)

@@ -143,7 +143,8 @@ def refine(text: str, atom: Atom, limit: int, count: Count, levels: Levels | Non
     levels = _finer(atom.kind) if levels is None else levels
     pattern, strength = levels[0]
     if pattern is None:
-        pieces, position, protect = [], atom.start, atom.protect
+        pieces: list[Atom] = []
+        position, protect = atom.start, atom.protect
         while position < atom.end:
             cut = _hard_cut(position, atom.end, protect, limit, count, text)
             if _BLANK.fullmatch(text, cut, atom.end):

@@ -61,7 +61,7 @@ def _hidden(name: str) -> bool:
 
 
 def _walk(directory: Path) -> list[Path]:
-    found = []
+    found: list[Path] = []
     for root, dirs, files in os.walk(directory):
         dirs[:] = [d for d in dirs if not _hidden(d)]  # pruning here stops the descent
         found.extend(Path(root) / f for f in files if not _hidden(f))

@@ -6,6 +6,7 @@ from __future__ import annotations
 from flask import Blueprint, current_app, jsonify, request
 
 from kgrag.server.errors import ApiError
+from kgrag.types import Entity
 
 bp = Blueprint("entities", __name__)
 MAX_LIMIT = 100
@@ -53,7 +54,7 @@ def get_entity(key: str):
     limit = _int_arg("limit", 20, 1, MAX_LIMIT)
     around = graph.neighbors([key], hops=1, limit=limit + 1)
     neighbours = []
-    names = {}
+    names: dict[str, Entity | None] = {}
     for other, path in around.items():
         if other == key:
             continue
