@@ -19,6 +19,7 @@ import numpy as np
 from tqdm import tqdm
 
 from kgrag.config import Settings
+from kgrag.errors import InputError
 from kgrag.stores.base import ChunkIndex, GraphStore, StoreError
 
 GRAPH_KINDS = {"sqlite", "neo4j"}
@@ -26,7 +27,7 @@ CHUNK_KINDS = {"sqlite", "elasticsearch"}
 KINDS = GRAPH_KINDS | CHUNK_KINDS
 
 
-class TransferError(ValueError):
+class TransferError(InputError):
     """Bad transfer request (unknown store name, nothing to move); message says why."""
 
 

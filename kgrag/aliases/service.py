@@ -40,6 +40,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from kgrag.aliases.linking import link_aliases
+from kgrag.errors import InputError
 from kgrag.lexicon.normalize import normalize_alias
 from kgrag.stores.base import AuditEntry, ChunkIndex, GraphStore
 from kgrag.types import CONCEPT, Entity
@@ -48,7 +49,7 @@ MAX_NAME_CHARS = 200
 _SEPARATORS = re.compile(r"[;；|]")
 
 
-class AliasError(ValueError):
+class AliasError(InputError):
     """Refused input; nothing was changed. ``code``: unknown_entity, ambiguous, conflict,
     invalid (the HTTP API maps them to 404, 409, 409, 400)."""
 

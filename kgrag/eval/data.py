@@ -13,11 +13,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kgrag.errors import InputError
 from kgrag.ingest.loaders import LoadError
 from kgrag.ingest.loaders.records import load_jsonl
 
 
-class EvalDataError(ValueError):
+class EvalDataError(InputError):
     """A benchmark file that cannot be evaluated as given; the message names file and line."""
 
 

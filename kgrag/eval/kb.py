@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from kgrag.config import Settings
+from kgrag.errors import StoreError
 from kgrag.eval.data import Corpus, file_sha256
 
 MANIFEST = "eval-manifest.json"
@@ -33,8 +34,9 @@ MANIFEST_VERSION = 1
 _INGEST_CODE = ("ingest", "lexicon", "text", "models/embedder.py", "models/ner.py")
 
 
-class KnowledgeBaseError(RuntimeError):
-    """The knowledge base directory cannot be used for this evaluation as it is."""
+class KnowledgeBaseError(StoreError, RuntimeError):
+    """The knowledge base directory cannot be used for this evaluation as it is (a store in a
+    state the run refuses). RuntimeError kept for callers that caught it as one."""
 
 
 @dataclass

@@ -23,6 +23,7 @@ from typing import Any
 
 from tqdm import tqdm
 
+from kgrag.errors import InputError
 from kgrag.eval import metrics as m
 from kgrag.eval.answers import answer_contains, answer_exact, check_citations
 from kgrag.eval.data import EvalQuery, check_gold_in_corpus, load_corpus, load_queries
@@ -39,7 +40,7 @@ CHUNKS_PER_PASSAGE = 3
 MAX_CHUNKS = 100  # the retrieval API's top_k ceiling
 
 
-class EvalConfigError(ValueError):
+class EvalConfigError(InputError):
     """Evaluation options that cannot be honoured (unknown mode, rerank without a reranker)."""
 
 

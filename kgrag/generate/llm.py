@@ -9,12 +9,13 @@ from collections.abc import Iterator
 from typing import Any
 
 from kgrag.config import LLMSettings
+from kgrag.errors import ModelError
 
 _import_lock = threading.Lock()
 _litellm = None
 
 
-class LLMError(Exception):
+class LLMError(ModelError):
     """The LLM could not be reached or gave no usable answer; the message names the cause."""
 
 

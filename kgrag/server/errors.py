@@ -13,7 +13,10 @@ from kgrag.errors import InputError
 log = logging.getLogger(__name__)
 
 
-class ApiError(Exception):
+class ApiError(InputError):
+    """A refusal the route words itself: ``status`` (every one raised is a 4xx) and ``code`` go
+    into the JSON error unchanged (its own handler wins over InputError's plain 400)."""
+
     def __init__(self, status: int, code: str, message: str):
         super().__init__(message)
         self.status, self.code, self.message = status, code, message

@@ -27,12 +27,13 @@ import urllib.request
 from pathlib import Path
 
 from kgrag.config import Neo4jSettings
+from kgrag.errors import StoreError
 
 READY = "ARCADEDB-BOLT-READY"
 USER = "root"
 
 
-class ArcadeUnavailable(RuntimeError):
+class ArcadeUnavailable(StoreError, RuntimeError):
     """The server could not start (package missing, no Java, port taken); message says why."""
 
 

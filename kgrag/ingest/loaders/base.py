@@ -8,10 +8,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from kgrag.errors import InputError
 from kgrag.types import Document
 
 
-class LoadError(Exception):
+class LoadError(InputError):
     """A file that could not be turned into documents; ``str()`` is ``"<path>: <reason>"``."""
 
     def __init__(self, path: str | Path, reason: str) -> None:
