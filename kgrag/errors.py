@@ -16,8 +16,8 @@ InputError ← ApiError (server; its own 4xx status), RetrievalError, LoadError,
 AliasError, TransferError, EvalConfigError, EvalDataError (and SearchFilter.parse raises it);
 StoreError ← KnowledgeBaseError (eval), ArcadeUnavailable (test launcher);
 ModelError ← EmbedderError, RerankerError, NerError, LLMError.
-Categories that were ValueError (InputError, ConfigError) stay ValueError, and
-KnowledgeBaseError/ArcadeUnavailable stay RuntimeError, for callers that catch those.
+InputError and ConfigError are ValueErrors, so every class that was one still is;
+KnowledgeBaseError and ArcadeUnavailable stay RuntimeErrors, for callers that catch those.
 """
 
 from __future__ import annotations
