@@ -6,8 +6,9 @@ a fresh one is made; either way it is echoed in the response's ``X-Request-Id`` 
 ``/v1/query`` calls ``trace_id``. Routes add what they know (per-stage milliseconds, whether
 the answer abstained, how many entities were linked) with ``note(...)``.
 
-The line is written when the response is closed, so a streamed answer is logged once, after
-its last event, with the whole stream's latency and its outcome.
+A streamed response is logged when it is closed, so a streamed answer is logged once, after
+its last event, with the whole stream's latency and its outcome; any other response as it
+leaves the app.
 """
 
 from __future__ import annotations
@@ -75,7 +76,10 @@ class RequestLog:
             }
             fields = g.get("kgrag_log_fields") or {}  # the same dict routes (and streams) update
             t0 = g.get("kgrag_log_t0", time.perf_counter())
-            response.call_on_close(lambda: self._emit(line, fields, t0))
+            if response.is_streamed:  # logged when the stream is done (its outcome known then)
+                response.call_on_close(lambda: self._emit(line, fields, t0))
+            else:
+                self._emit(line, fields, t0)
             return response
 
     def _emit(self, line: dict[str, Any], fields: dict[str, Any], t0: float) -> None:
