@@ -197,7 +197,8 @@ def settings_from_file(path: Path | str, **overrides) -> Settings:
 
     class _FromFile(Settings):
         @classmethod
-        def settings_customise_sources(cls, settings_cls, init_settings, env_settings, *_sources):
+        def settings_customise_sources(cls, settings_cls, init_settings, env_settings, dotenv_settings,
+                                       file_secret_settings):
             return (init_settings, env_settings, TomlConfigSettingsSource(settings_cls, toml_file=toml_file))
 
     return _FromFile(**overrides)
