@@ -42,17 +42,17 @@ def _rate(client, question: str, rating: str, relevant: list[str] | None = None,
     return resp.get_json()
 
 
-@pytest.mark.parametrize(("body", "mentions"), [
-    ({"rating": "great", "question": "q"}, "rating"),
-    ({"rating": "helpful"}, "question"),
-    ({"rating": "helpful", "question": "q", "relevant_chunks": ["no-such-chunk"]}, "no-such-chunk"),
-    ({"rating": "helpful", "question": "q", "citations": [{"n": 1, "chunk_id": "nope#c9"}]}, "nope#c9"),
-    ({"rating": "helpful", "question": "q", "mood": "happy"}, "mood"),
-    ({"rating": "helpful", "question": "q", "trace_id": "has space"}, "trace_id"),
+@pytest.mark.parametrize(("body", "status", "mentions"), [
+    ({"rating": "great", "question": "q"}, 400, "rating"),
+    ({"rating": "helpful"}, 400, "question"),
+    ({"rating": "helpful", "question": "q", "mood": "happy"}, 400, "mood"),
+    ({"rating": "helpful", "question": "q", "trace_id": "has space"}, 400, "trace_id"),
+    ({"rating": "helpful", "question": "q", "relevant_chunks": ["no-such-chunk"]}, 404, "no-such-chunk"),
+    ({"rating": "helpful", "question": "q", "citations": [{"n": 1, "chunk_id": "nope#c9"}]}, 404, "nope#c9"),
 ])
-def test_bad_feedback_is_refused_naming_the_field(notes_app, body, mentions):
+def test_bad_feedback_is_refused_naming_the_field(notes_app, body, status, mentions):
     resp = notes_app.post("/v1/feedback", json=body)
-    assert resp.status_code == 400
+    assert resp.status_code == status
     assert mentions in resp.get_json()["error"]["message"]
 
 

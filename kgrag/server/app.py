@@ -12,6 +12,7 @@ from flask import Flask
 from kgrag.components import Components
 from kgrag.config import Settings
 from kgrag.server.errors import register_error_handlers
+from kgrag.server import openapi
 from kgrag.server.metrics import Metrics
 from kgrag.server.request_log import RequestLog
 from kgrag.server.routes import aliases, documents, entities, feedback, health, query
@@ -36,6 +37,7 @@ def create_app(settings: Settings, components: Components | None = None, *, warm
     metrics.install(app)
     for bp in (health.bp, query.bp, documents.bp, entities.bp, aliases.bp, feedback.bp):
         app.register_blueprint(bp)
+    openapi.install(app)
     if warm:
         warm_up(app)
     return app

@@ -1,7 +1,7 @@
 """Browser tests in real headless Chromium (Debian's ``chromium`` at /usr/bin/chromium, driven by
 Playwright's Python package; no browser is ever downloaded).
 
-One live server (werkzeug, threaded, on 127.0.0.1) over the session's demo knowledge base and
+One live server (``live_server`` in tests/conftest.py: the session's demo knowledge base) and
 one browser serve every test; each test gets a fresh browser context. Without Chromium or
 Playwright the tests skip and say why; ``KGRAG_REQUIRE_BROWSER=1`` (set by .ci/run) turns that
 skip into a failure. A failing test leaves a screenshot in a temp dir (its path is printed).
@@ -9,11 +9,8 @@ skip into a failure. A failing test leaves a screenshot in a temp dir (its path 
 
 from __future__ import annotations
 
-import io
 import os
 import tempfile
-import threading
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -27,38 +24,6 @@ def _unavailable(reason: str):
     if os.environ.get("KGRAG_REQUIRE_BROWSER") == "1":
         pytest.fail(f"KGRAG_REQUIRE_BROWSER=1 but {reason}")
     pytest.skip(reason)
-
-
-@dataclass
-class LiveServer:
-    url: str
-    app: object
-    log: io.StringIO
-    server: object
-    thread: threading.Thread
-
-    def stop(self) -> None:
-        self.server.shutdown()
-        self.thread.join(timeout=10)
-
-
-def start_server(app, log: io.StringIO) -> LiveServer:
-    from werkzeug.serving import make_server
-
-    server = make_server("127.0.0.1", 0, app, threaded=True)
-    thread = threading.Thread(target=server.serve_forever, name="kgrag-live-server", daemon=True)
-    thread.start()
-    return LiveServer(f"http://127.0.0.1:{server.server_port}", app, log, server, thread)
-
-
-@pytest.fixture(scope="session")
-def live_server(demo_kb):
-    from kgrag.server.app import create_app
-
-    log = io.StringIO()
-    live = start_server(create_app(demo_kb.settings, demo_kb, log_stream=log), log)
-    yield live
-    live.stop()
 
 
 @pytest.fixture(scope="session")

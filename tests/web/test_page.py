@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from tests.web.conftest import start_server
+from tests.live_server import start_server
 
 LCA_QUESTION = "What is the LCA of two nodes in a tree?"
 TWO_HOP = "In which city was the director of Glass Harbor born?"

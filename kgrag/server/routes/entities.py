@@ -5,40 +5,26 @@ the explorer works on every graph store (SQLite + networkx, Neo4j)."""
 
 from __future__ import annotations
 
-from flask import Blueprint, current_app, jsonify, request
+from flask import Blueprint, current_app, jsonify
 
 from kgrag.server.errors import ApiError
+from kgrag.server.params import EntityParams, EntitySearchParams, query_params
 
 bp = Blueprint("entities", __name__)
-MAX_LIMIT = 100
-MAX_HOPS = 2
 
 
 def _graph():
     return current_app.config["KGRAG_COMPONENTS"].graph
 
 
-def _int_arg(name: str, default: int, low: int, high: int) -> int:
-    raw = request.args.get(name)
-    if raw is None:
-        return default
-    try:
-        value = int(raw)
-    except ValueError:
-        raise ApiError(400, "invalid_request", f"{name} must be an integer, got {raw!r}") from None
-    if not low <= value <= high:
-        raise ApiError(400, "invalid_request", f"{name} must be between {low} and {high}")
-    return value
-
-
 @bp.get("/v1/entities")
 def search_entities():
-    q = request.args.get("q", "").strip()
+    params = query_params(EntitySearchParams)
+    q = params.q.strip()
     if not q:
-        raise ApiError(400, "invalid_request", "query parameter q is required")
-    limit = _int_arg("limit", 20, 1, MAX_LIMIT)
+        raise ApiError(400, "invalid_request", "q: a name or alias is required")
     graph = _graph()
-    found = graph.find_entities(q, limit)
+    found = graph.find_entities(q, params.limit)
     counts = graph.entity_chunk_counts([e.key for e in found])
     return jsonify({"entities": [
         {"key": e.key, "name": e.name, "type": e.type, "aliases": e.aliases,
@@ -54,8 +40,8 @@ def get_entity(key: str):
     entity = graph.get_entity(key)
     if entity is None:
         raise ApiError(404, "not_found", f"no entity with key {key!r}")
-    limit = _int_arg("limit", 20, 1, MAX_LIMIT)
-    hops = _int_arg("hops", 1, 1, MAX_HOPS)
+    params = query_params(EntityParams)
+    limit, hops = params.limit, params.hops
     mentions = graph.mentions_of([key]).get(key, [])
     return jsonify({
         "key": entity.key, "name": entity.name, "type": entity.type, "aliases": entity.aliases,

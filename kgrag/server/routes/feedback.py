@@ -57,14 +57,15 @@ def feedback_store() -> FeedbackStore:
 
 
 def _doc_ids(chunk_ids: list[str]) -> dict[str, str]:
-    """chunk id → its document; unknown chunk ids are a 400 naming them."""
+    """chunk id → its document; unknown chunk ids (e.g. a document re-ingested since the
+    answer) are a 404 naming them."""
     wanted = list(dict.fromkeys(chunk_ids))
     if not wanted:
         return {}
     found = {c.id: c.doc_id for c in current_app.config["KGRAG_COMPONENTS"].chunk_index.get(wanted)}
     missing = [c for c in wanted if c not in found]
     if missing:
-        raise ApiError(400, "invalid_request", f"unknown chunk id(s): {missing[:5]}")
+        raise ApiError(404, "not_found", f"unknown chunk id(s): {missing[:5]}")
     return found
 
 
