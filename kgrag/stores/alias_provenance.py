@@ -9,9 +9,9 @@ entities must be re-attributed, which is what ``reattribute`` does to the other'
 
 from __future__ import annotations
 
+from kgrag.lexicon.normalize import normalize_alias
 from kgrag.stores.base import StoreError
 from kgrag.stores.sqlite_graph_writes import UNDIRECTED_RELATION_TYPES
-from kgrag.text.normalize import normalize_alias
 
 EPSILON = 1e-9
 

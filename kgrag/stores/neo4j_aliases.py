@@ -18,10 +18,10 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from kgrag.lexicon.normalize import normalize_alias
 from kgrag.stores.alias_provenance import EPSILON, new_entity_key, reattribute, split_aliases, split_key
 from kgrag.stores.base import AuditEntry, StoreError
 from kgrag.stores.sqlite_graph_writes import UNDIRECTED_RELATION_TYPES
-from kgrag.text.normalize import normalize_alias
 from kgrag.types import Entity, Mention, Relation
 
 _ALL = 2**31 - 1  # LIMIT for "no limit" with an offset (ArcadeDB refuses 64-bit limits)

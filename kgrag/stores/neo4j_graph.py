@@ -17,12 +17,12 @@ import json
 from collections.abc import Container, Iterable, Mapping, Sequence
 
 from kgrag.config import Neo4jSettings
+from kgrag.lexicon.normalize import normalize_alias
 from kgrag.stores.base import DocumentContent, StoreError
 from kgrag.stores.graph_walk import Reached, walk_levels
 from kgrag.stores.neo4j_aliases import Neo4jAliasAdmin
 from kgrag.stores.neo4j_driver import CypherRunner
 from kgrag.stores.neo4j_writes import DocumentWrite, batches, entity_rows, merge_entities, remove_document_content, remove_orphans
-from kgrag.text.normalize import normalize_alias
 from kgrag.types import Chunk, Document, Entity, GraphPath, Mention, Relation
 
 

@@ -10,10 +10,10 @@ from typing import Any
 
 import neo4j
 
+from kgrag.lexicon.normalize import normalize_alias
 from kgrag.stores.base import StoreError
 from kgrag.stores.neo4j_driver import CypherRunner
 from kgrag.stores.sqlite_graph_writes import PREVIEW_CHARS, check_chunks, mention_rows, relation_rows
-from kgrag.text.normalize import normalize_alias
 from kgrag.types import Chunk, Document, Entity, Mention, Relation
 
 # Rows per UNWIND statement: big enough to amortize a round trip, small enough to keep one

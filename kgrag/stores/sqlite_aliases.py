@@ -20,11 +20,11 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+from kgrag.lexicon.normalize import normalize_alias
 from kgrag.stores.alias_provenance import EPSILON, new_entity_key, reattribute, split_aliases, split_key
 from kgrag.stores.base import AuditEntry, StoreError
 from kgrag.stores.sqlite_db import IN_JSON, id_list
 from kgrag.stores.sqlite_graph_writes import UNDIRECTED_RELATION_TYPES
-from kgrag.text.normalize import normalize_alias
 from kgrag.types import Entity, Mention, Relation
 
 ADMIN_SCHEMA = (

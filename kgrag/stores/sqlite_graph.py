@@ -17,6 +17,7 @@ from pathlib import Path
 
 import networkx as nx
 
+from kgrag.lexicon.normalize import normalize_alias
 from kgrag.stores.base import DocumentContent, StoreError
 from kgrag.stores.graph_walk import best_paths, build_entity_graph
 from kgrag.stores.sqlite_aliases import SqliteAliasAdmin
@@ -33,7 +34,6 @@ from kgrag.stores.sqlite_graph_writes import (
     remove_document_content,
     remove_orphans,
 )
-from kgrag.text.normalize import normalize_alias
 from kgrag.types import Chunk, Document, Entity, GraphPath, Mention, Relation
 
 

@@ -10,9 +10,9 @@ import math
 import sqlite3
 from collections.abc import Sequence
 
+from kgrag.lexicon.normalize import normalize_alias
 from kgrag.stores.base import StoreError
 from kgrag.stores.sqlite_db import IN_JSON, id_list
-from kgrag.text.normalize import normalize_alias
 from kgrag.types import Chunk, Document, Entity, Mention, Relation
 
 SCHEMA_VERSION = 1
