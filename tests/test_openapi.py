@@ -72,5 +72,6 @@ def test_the_live_api_conforms_to_its_document(api_schema):
             run()
         except (Exception, BaseExceptionGroup) as e:  # one operation's failure must not hide the others'
             failures.append(f"{operation.label}: {type(e).__name__}: {str(e)[:1500]}")
+    print(f"schemathesis: {len(calls)} requests over {len(set(calls))} operations")
     assert len(calls) >= 100, len(calls)
     assert not failures, "\n\n".join(failures)
