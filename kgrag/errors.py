@@ -13,7 +13,8 @@ codes) catch these categories, never a library's exception types:
 
 Members (tests/test_errors.py finds every exception class in kgrag and checks this):
 InputError ← ApiError (server; its own 4xx status), RetrievalError, LoadError, GlossaryError,
-AliasError, TransferError, EvalConfigError, EvalDataError (and SearchFilter.parse raises it);
+AliasError, TransferError, EvalConfigError, EvalDataError, CompareError (and SearchFilter.parse
+raises it);
 StoreError ← KnowledgeBaseError (eval), ArcadeUnavailable (test launcher);
 ModelError ← EmbedderError, RerankerError, NerError, LLMError.
 InputError and ConfigError are ValueErrors, so every class that was one still is;

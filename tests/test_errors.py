@@ -21,6 +21,7 @@ EXPECTED = {
     "kgrag.ingest.loaders.base.LoadError": InputError,
     "kgrag.eval.runner.EvalConfigError": InputError,
     "kgrag.eval.data.EvalDataError": InputError,
+    "kgrag.eval.compare.CompareError": InputError,
     "kgrag.eval.kb.KnowledgeBaseError": StoreError,
     "kgrag.generate.llm.LLMError": ModelError,
     "kgrag.aliases.service.AliasError": InputError,

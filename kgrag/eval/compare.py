@@ -18,13 +18,14 @@ from typing import Any
 
 import numpy as np
 
+from kgrag.errors import InputError
 from kgrag.eval.report import EvalReport
 
 RESAMPLES = 2000
 CONFIDENCE = 0.95
 
 
-class CompareError(ValueError):
+class CompareError(InputError):
     """The two runs cannot be compared question by question."""
 
 
