@@ -7,6 +7,7 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from kgrag.errors import InputError
 from kgrag.types import Document
@@ -98,7 +99,7 @@ def check_readable(path: Path) -> None:
 
 
 def file_document(
-    path: Path, title: str, text: str, fmt: str, *, hash_extra: tuple[str, ...] = (), **fields
+    path: Path, title: str, text: str, fmt: str, *, hash_extra: tuple[str, ...] = (), **fields: Any
 ) -> Document:
     """One Document for one whole file; refuses a file with no text at all.
 
