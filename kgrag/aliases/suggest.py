@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from kgrag.stores.base import GraphStore
+from kgrag.stores.base import AliasGraph
 from kgrag.text.normalize import normalize_alias
 from kgrag.types import Entity
 
@@ -76,7 +76,7 @@ class Suggestion:
 
 
 def suggest_duplicates(
-    graph: GraphStore,
+    graph: AliasGraph,
     *,
     embedder=None,
     limit: int = 50,
@@ -169,7 +169,7 @@ def _embedding(pool: Sequence[Entity], embedder, threshold: float, note) -> None
         note(pool[i].key, pool[j].key, "embedding", round(float(similarity[i, j]), 3))
 
 
-def _neighbours(graph: GraphStore, pool: Sequence[Entity], min_shared: int, min_jaccard: float, note) -> None:
+def _neighbours(graph: AliasGraph, pool: Sequence[Entity], min_shared: int, min_jaccard: float, note) -> None:
     around: dict[str, set[str]] = {}
     by_neighbour: dict[str, set[str]] = defaultdict(set)
     for e in pool:

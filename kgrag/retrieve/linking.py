@@ -1,7 +1,7 @@
 """Query-time entity linking: which entities of the graph does the question name?
 
 Exact first: every run of words (and of CJK characters) in the normalized question is looked
-up in the graph's alias table in one round trip (``GraphStore.lookup_aliases``), so an alias
+up in the graph's alias table in one round trip (``GraphReader.lookup_aliases``), so an alias
 added by the admin a moment ago links at once — there is no cached table to go stale. The
 longest matches win and do not overlap, exactly as the ingestion gazetteer matches text.
 
@@ -34,7 +34,7 @@ from kgrag.ingest.gazetteer import (
     normalize_with_offsets,
 )
 from kgrag.retrieve.types import LinkedEntity
-from kgrag.stores.base import GraphStore
+from kgrag.stores.base import GraphReader
 from kgrag.text.normalize import normalize_alias
 
 FUZZY_TTL_S = 60.0
@@ -46,7 +46,7 @@ _QUOTED = re.compile(r"[\"“”'‘’「『《]([^\"“”‘’」』》]{3,8
 
 
 class EntityLinker:
-    def __init__(self, graph: GraphStore, fuzzy_threshold: float = 90.0):
+    def __init__(self, graph: GraphReader, fuzzy_threshold: float = 90.0):
         self.graph = graph
         self.fuzzy_threshold = fuzzy_threshold
         self._stop = _stop_words()

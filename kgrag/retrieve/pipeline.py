@@ -21,7 +21,7 @@ from kgrag.retrieve.postprocess import (
     lexical_coverage,
 )
 from kgrag.retrieve.types import PATHS, Hit, PathResult, Query, RetrievalResult
-from kgrag.stores.base import ChunkIndex, GraphStore, StoreError
+from kgrag.stores.base import ChunkIndex, GraphReader, StoreError
 from kgrag.text.analyze import has_cjk
 
 
@@ -34,7 +34,7 @@ class Retriever:
         self,
         settings: RetrievalSettings,
         chunk_index: ChunkIndex,
-        graph: GraphStore,
+        graph: GraphReader,
         embedder,
         reranker=None,
         linker: EntityLinker | None = None,

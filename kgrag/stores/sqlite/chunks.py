@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from kgrag.stores.base import FILTER_KEYS, StoreError, check_vectors
-from kgrag.stores.sqlite_db import CHUNK_INDEX_APP_ID, IN_JSON, SqliteDatabase, id_list, to_json
+from kgrag.stores.sqlite.db import CHUNK_INDEX_APP_ID, IN_JSON, SqliteDatabase, id_list, to_json
 from kgrag.text.analyze import analyze, segment
 from kgrag.types import Chunk, ScoredId
 
