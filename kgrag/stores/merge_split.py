@@ -190,12 +190,12 @@ def _restore(state: Evidence, key: str, new_key: str, record: MergeRecord, pendi
         have = state.mentions.get((key, chunk_id))
         if have is None:
             continue  # the chunk is gone, or re-ingested under other counts
-        taken = min(int(count), have)
-        if taken == have:
+        moved_count = min(int(count), have)
+        if moved_count == have:
             del state.mentions[(key, chunk_id)]
         else:
-            state.mentions[(key, chunk_id)] = have - taken
-        state.mentions[(new_key, chunk_id)] = state.mentions.get((new_key, chunk_id), 0) + taken
+            state.mentions[(key, chunk_id)] = have - moved_count
+        state.mentions[(new_key, chunk_id)] = state.mentions.get((new_key, chunk_id), 0) + moved_count
     restored: list[tuple[Edge, float]] = []
     for source, target, rel_type, chunk_id, weight in record.relations:
         other = target if source == drop_key else source

@@ -60,7 +60,7 @@ def transfer(settings: Settings, to: str, from_: str | None, target_data_dir: Pa
                 h = body[half]
                 written = ", ".join(f"{v} {k}" for k, v in h["written"].items())
                 click.echo(f"{half}: {h['from']} → {h['to']}: {written} in {h['seconds']:.1f}s")
-                click.echo(f"  target now: " + ", ".join(f"{v} {k}" for k, v in h["target"].items()))
+                click.echo("  target now: " + ", ".join(f"{v} {k}" for k, v in h["target"].items()))
                 for m in h["mismatches"]:
                     click.echo(f"  MISMATCH {m}", err=True)
         click.echo("verified: source and target counts agree" if report.ok else "verification FAILED", err=not report.ok)

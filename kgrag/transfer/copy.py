@@ -115,7 +115,7 @@ def _searchable_vectors(batch: Sequence[tuple[Any, np.ndarray | None]]) -> np.nd
     if any(v is None for v in vectors):
         missing = next(c.id for c, v in batch if c.searchable and v is None)
         raise StoreError(f"transfer: searchable chunk {missing!r} has no vector while others do")
-    return np.vstack(vectors).astype(np.float32)
+    return np.vstack([v for v in vectors if v is not None]).astype(np.float32)
 
 
 def _chunk_counts(index: ChunkIndex) -> dict[str, int]:
@@ -169,17 +169,17 @@ def run_transfer(plan: TransferPlan, *, force: bool = False, progress: bool = Fa
     opened: list = []
     try:
         if plan.chunks:
-            source, target = build_chunk_index(plan.source), None
-            opened.append(source)
-            target = build_chunk_index(plan.target)
-            opened.append(target)
-            report.chunks = transfer_chunks(source, target, progress=progress)
+            chunks_from = build_chunk_index(plan.source)
+            opened.append(chunks_from)
+            chunks_to = build_chunk_index(plan.target)
+            opened.append(chunks_to)
+            report.chunks = transfer_chunks(chunks_from, chunks_to, progress=progress)
         if plan.graph:
-            source = build_graph_store(plan.source)
-            opened.append(source)
-            target = build_graph_store(plan.target)
-            opened.append(target)
-            report.graph = transfer_graph(source, target, force=force, progress=progress)
+            graph_from = build_graph_store(plan.source)
+            opened.append(graph_from)
+            graph_to = build_graph_store(plan.target)
+            opened.append(graph_to)
+            report.graph = transfer_graph(graph_from, graph_to, force=force, progress=progress)
     finally:
         for store in opened:
             store.close()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from kgrag.config import Settings
 from kgrag.errors import InputError
@@ -56,7 +56,9 @@ def plan_transfer(settings: Settings, to: str, *, source_kinds: str | None = Non
     if target_data_dir is not None:
         update["data_dir"] = target_data_dir
     target = settings.model_copy(update=update)
-    for kind, half in ((source.graph_store, "graph"), (source.chunk_store, "chunks")):
+    halves: tuple[tuple[str, Literal["graph", "chunks"]], ...] = (
+        (source.graph_store, "graph"), (source.chunk_store, "chunks"))
+    for kind, half in halves:
         path = embedded_file(kind, half, source)
         if path is not None and not path.is_file():
             raise TransferError(f"no knowledge base to transfer: {path} does not exist")

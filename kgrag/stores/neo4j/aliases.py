@@ -4,8 +4,9 @@
 Each operation is one write transaction. It reads the few rows it touches (an entity, its
 mentions, its relation evidence, its merge records), lets ``kgrag.stores.merge_split`` do the
 arithmetic — sums on merge, subtractions on split — and writes the resulting diff with small
-set/unset statements (``cypher/aliases_*.cypher``, every value a bound parameter). Appending aliases is the one
-step done in Cypher: ``aliases_add`` folds them in with ``reduce()`` so none is stored twice.
+set/unset statements (``cypher/aliases_*.cypher``, every value a bound parameter). Appending
+aliases is the one step done in Cypher: ``aliases_add`` folds them in with ``reduce()`` so none
+is stored twice.
 
 Provenance of merges lives in ``(:EntityMerge)`` nodes and the audit log in ``(:AuditEntry)``
 nodes, both outside the entity graph (no relationship touches them).
@@ -128,7 +129,7 @@ class Neo4jAliasAdmin:
                 self._run.rows(tx, "aliases_merge_record_create", keep_key=keep, drop_key=key,
                                seq=time.time_ns() + index, **record)
                 curated = curated or bool(entity["curated"])
-                self._move(tx, entity, keep)  # its own merge records stay keyed by it (see SQLite)
+                self._move(tx, entity, keep)  # its own merge records stay keyed by it (dormant)
             self._run.rows(tx, "aliases_entity_update", key=keep, display_name=kept["name"], curated=curated)
 
         self._run.write(f"merge into {keep!r}", work)

@@ -1,7 +1,7 @@
 """Alias administration on the embedded graph store: the GraphStore methods behind
 ``kgrag.aliases`` (add/remove aliases, rename, merge, split, delete, late mention linking,
-audit log), held by ``SqliteGraphStore`` on the same database. The arithmetic of merge and split
-is ``kgrag.stores.merge_split``: this module reads the rows it needs and writes the result.
+audit log), held by ``SqliteGraphStore`` on the same database. The arithmetic of merge and
+split is ``kgrag.stores.merge_split``: this module reads the rows it needs and writes the diff.
 
 Two tables of their own, created on first use (``CREATE TABLE IF NOT EXISTS``) so a graph file
 written before alias administration existed keeps working without a schema bump:
@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from dataclasses import asdict
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import asdict
 
 from kgrag.errors import StoreError
 from kgrag.stores.base import AuditEntry
