@@ -10,6 +10,7 @@ from __future__ import annotations
 from kgrag.config import Settings
 from kgrag.ingest.chunking import Chunker
 from kgrag.ingest.job import IngestJob
+from kgrag.models.base import Embedder, Reranker
 from kgrag.stores.base import ChunkIndex, GraphStore
 from kgrag.stores.factory import build_chunk_index, build_graph_store
 
@@ -17,7 +18,7 @@ from kgrag.stores.factory import build_chunk_index, build_graph_store
 class Components:
     """Stores and models for one process, each created once on first use."""
 
-    def __init__(self, settings: Settings, *, embedder=None, recognizer=None):
+    def __init__(self, settings: Settings, *, embedder: Embedder | None = None, recognizer=None):
         """``embedder``/``recognizer`` share already-loaded models (tests, the eval harness)."""
         self.settings = settings
         self._chunk_index: ChunkIndex | None = None
@@ -26,7 +27,7 @@ class Components:
         self._recognizer = recognizer
         self._owns_recognizer = False  # a shared recognizer is closed by whoever made it
         self._retriever = None
-        self._reranker = None
+        self._reranker: Reranker | None = None
         self._reranker_loaded = False
         self._generator = None
 
@@ -43,7 +44,7 @@ class Components:
         return self._graph
 
     @property
-    def embedder(self):
+    def embedder(self) -> Embedder:
         if self._embedder is None:
             from kgrag.models.embedder import build_embedder
 
@@ -69,9 +70,8 @@ class Components:
 
     def build_extractor(self, graph: GraphStore):
         from kgrag.ingest.extract import Extractor
-        from kgrag.ingest.gazetteer import Gazetteer
-
-        from kgrag.ingest.glossary import glossary_aliases
+        from kgrag.lexicon.gazetteer import Gazetteer
+        from kgrag.lexicon.glossary import glossary_aliases
 
         # Curated names (glossary, alias admin) also match written in lower case ("heap").
         any_case = glossary_aliases(graph.curated_entities())
@@ -89,7 +89,7 @@ class Components:
         )
 
     @property
-    def reranker(self):
+    def reranker(self) -> Reranker | None:
         """The shared cross-encoder, or None when ``retrieval.reranker_path`` is unset."""
         if not self._reranker_loaded:
             if self.settings.retrieval.reranker_path:

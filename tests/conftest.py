@@ -122,7 +122,7 @@ def demo_kb(tmp_path_factory, embedder, recognizer):
 
     from kgrag.components import Components
     from kgrag.config import Settings
-    from kgrag.ingest.glossary import load_glossary
+    from kgrag.lexicon.glossary import load_glossary
 
     root = tmp_path_factory.mktemp("demo-kb")
     corpus = root / "corpus"

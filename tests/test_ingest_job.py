@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from kgrag.ingest.loaders import document_id
-from kgrag.text.normalize import normalize_alias
+from kgrag.lexicon.normalize import normalize_alias
 from tests.conftest import hotpot_records, write_jsonl
 
 N_DOCS = 40
@@ -115,7 +115,7 @@ GLOSSARY = "LCA; Lowest Common Ancestor; 最近公共祖先\n"
 
 
 def test_glossary_aliases_are_one_entity(components, tmp_path):
-    from kgrag.ingest.glossary import load_glossary
+    from kgrag.lexicon.glossary import load_glossary
 
     docs = tmp_path / "docs"
     docs.mkdir()
@@ -209,7 +209,7 @@ def test_sigkill_mid_ingest_then_rerun_equals_clean_run(tmp_path, components):
 
 
 def test_ingest_links_lower_case_glossary_terms(components, tmp_path):
-    from kgrag.ingest.glossary import load_glossary
+    from kgrag.lexicon.glossary import load_glossary
 
     glossary = tmp_path / "glossary.txt"
     glossary.write_text("Heap; binary heap\nIT; information technology\n", encoding="utf-8")

@@ -113,6 +113,50 @@ def test_bad_requests_get_json_errors(client, kwargs, status, code, mentions):
     assert mentions in message
 
 
+# Every combination of retrieval paths, and no "modes" at all (the default: every path).
+MODE_SETS = [None, ["dense"], ["bm25"], ["graph"], ["dense", "bm25"], ["dense", "graph"], ["bm25", "graph"],
+             ["dense", "bm25", "graph"]]
+BAD_FILTERS = [
+    ({"source": 5}, "filters.source: expected a string, got int 5"),
+    ({"doc_id": 5}, "filters.doc_id: expected a document id"),
+    ({"doc_id": ["film-glass-harbor", 5]}, "filters.doc_id.1"),
+    ({"doc_id": []}, "filters.doc_id: an empty list matches nothing"),
+    ({"section_path_prefix": ["Guide"]}, "filters.section_path_prefix: expected a string"),
+    ({"source": None}, "filters.source: null"),
+    ({"bogus": "x"}, "unknown filter key(s) 'bogus'"),
+    ("doc_id=x", "filters: expected an object"),
+    (["film-glass-harbor"], "filters: expected an object"),
+]
+
+
+@pytest.mark.parametrize(("filters", "mentions"), BAD_FILTERS, ids=[repr(f) for f, _ in BAD_FILTERS])
+def test_bad_filters_are_400_naming_the_field_on_every_mode(client, filters, mentions):
+    """Parsed once in the request schema: no path (graph-only included) ever sees them."""
+    for route in ("/v1/retrieve", "/v1/query"):
+        for modes in MODE_SETS:
+            body = {"question": "Who directed Glass Harbor?", "filters": filters}
+            if modes is not None:
+                body["modes"] = modes
+            message = _error(client.post(route, json=body), 400, "invalid_request")
+            assert mentions in message, (route, modes, message)
+
+
+def test_graph_only_queries_apply_valid_filters(client):
+    question = "Who directed Glass Harbor?"
+    unfiltered = client.post("/v1/retrieve", json={"question": question, "modes": ["graph"]}).get_json()
+    assert {"film-glass-harbor", "person-maret-kuusik"} <= {h["doc_id"] for h in unfiltered["hits"]}
+    for filters in ({"doc_id": "person-maret-kuusik"}, {"doc_id": ["person-maret-kuusik", "no-such-doc"]}):
+        resp = client.post("/v1/retrieve", json={"question": question, "modes": ["graph"], "filters": filters})
+        assert resp.status_code == 200
+        hits = resp.get_json()["hits"]
+        assert hits and {h["doc_id"] for h in hits} == {"person-maret-kuusik"}
+        assert all("graph" in h["trace"]["paths"] for h in hits)
+    # A valid filter that matches nothing is an empty answer, not an error.
+    resp = client.post("/v1/retrieve", json={"question": question, "modes": ["graph"],
+                                             "filters": {"section_path_prefix": "no such section"}})
+    assert resp.status_code == 200 and resp.get_json()["hits"] == []
+
+
 def test_routes_methods_and_admin_keys(client):
     _error(client.get("/v1/nowhere"), 404, "not_found")
     _error(client.get("/v1/query"), 405, "method_not_allowed")

@@ -16,12 +16,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from kgrag.ingest.gazetteer import Gazetteer, matchable
-from kgrag.ingest.extract import RELATION_TYPE
+from kgrag.lexicon.gazetteer import Gazetteer, matchable
+from kgrag.lexicon.normalize import normalize_alias
 from kgrag.stores.base import AliasGraph, ChunkIndex
 from kgrag.text.analyze import analyze
-from kgrag.text.normalize import normalize_alias
-from kgrag.types import Chunk, Mention, Relation
+from kgrag.types import CO_OCCURS, Chunk, Mention, Relation
 
 # Most candidate chunks examined per alias (Elasticsearch's default result window); beyond it
 # the report says ``capped``: the chunks left out are linked when their document is re-ingested.
@@ -78,7 +77,7 @@ def link_aliases(
     for chunk_id in found:
         # The chunk's most mentioned entities, as many as ingestion relates per chunk.
         related = [k for k in others.get(chunk_id, []) if k not in excluded[chunk_id]]
-        relations += [Relation(key, other, chunk_id, RELATION_TYPE, 1.0)
+        relations += [Relation(key, other, chunk_id, CO_OCCURS, 1.0)
                       for other in related[: max(0, max_entities_per_chunk - 1)]]
     report.mentions_written = graph.add_mentions(mentions, relations)
     report.linked_chunks = sorted(found)

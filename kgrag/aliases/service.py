@@ -40,11 +40,10 @@ from datetime import datetime, timezone
 from typing import Any
 
 from kgrag.aliases.linking import link_aliases
+from kgrag.lexicon.normalize import normalize_alias
 from kgrag.stores.base import AliasGraph, AuditEntry, ChunkIndex
-from kgrag.text.normalize import normalize_alias
-from kgrag.types import Entity
+from kgrag.types import CONCEPT, Entity
 
-DEFAULT_TYPE = "CONCEPT"
 MAX_NAME_CHARS = 200
 _SEPARATORS = re.compile(r"[;；|]")
 
@@ -137,7 +136,7 @@ class AliasService:
         if target is not None and not new and target.curated:
             return Change("add", key, False, f"{key!r} already has every one of these aliases")
         if target is None:
-            self.graph.upsert_entities([Entity(key, canonical, (type or DEFAULT_TYPE).strip() or DEFAULT_TYPE, curated=True)])
+            self.graph.upsert_entities([Entity(key, canonical, (type or CONCEPT).strip() or CONCEPT, curated=True)])
         else:
             self._mark_curated(target)
         added = list(new.values())

@@ -33,8 +33,9 @@ from typing import Any
 
 import numpy as np
 
+from kgrag.lexicon.normalize import normalize_alias
+from kgrag.models.base import Embedder
 from kgrag.stores.base import AliasGraph
-from kgrag.text.normalize import normalize_alias
 from kgrag.types import Entity
 
 WEIGHTS = {"shared_alias": 1.0, "spacing": 1.0, "acronym": 0.8, "fuzzy": 1.0, "embedding": 1.0, "neighbours": 0.5}
@@ -78,7 +79,7 @@ class Suggestion:
 def suggest_duplicates(
     graph: AliasGraph,
     *,
-    embedder=None,
+    embedder: Embedder | None = None,
     limit: int = 50,
     max_entities: int = 2000,
     fuzzy_threshold: float = 90.0,
@@ -162,7 +163,7 @@ def _fuzzy(pool: Sequence[Entity], threshold: float, note) -> None:
         note(pool[i].key, pool[j].key, "fuzzy", round(float(scores[i, j]) / 100.0, 3))
 
 
-def _embedding(pool: Sequence[Entity], embedder, threshold: float, note) -> None:
+def _embedding(pool: Sequence[Entity], embedder: Embedder, threshold: float, note) -> None:
     vectors = np.asarray(embedder.embed_queries([e.name for e in pool]), dtype=np.float32)
     similarity = np.triu(vectors @ vectors.T, k=1)
     for i, j in zip(*np.nonzero(similarity >= threshold)):

@@ -30,7 +30,7 @@ MANIFEST = "eval-manifest.json"
 MANIFEST_VERSION = 1
 # Code that decides what gets stored. A change here may or may not matter (a docstring does
 # not), so it only warns: rebuilding costs minutes, the warning says how.
-_INGEST_CODE = ("ingest", "text", "models/embedder.py", "models/ner.py")
+_INGEST_CODE = ("ingest", "lexicon", "text", "models/embedder.py", "models/ner.py")
 
 
 class KnowledgeBaseError(RuntimeError):
@@ -156,7 +156,7 @@ def ensure_kb(components, corpus: Corpus, *, progress: bool = False) -> IngestIn
             warnings = []
             if manifest.get("ingest_code_sha256") != code:
                 warnings.append(
-                    "ingestion code (kgrag/ingest, kgrag/text, embedder, NER) changed since this knowledge "
+                    "ingestion code (kgrag/ingest, kgrag/lexicon, kgrag/text, embedder, NER) changed since this knowledge "
                     "base was built; pass --reingest if the change affects what is stored"
                 )
             if docs != len(corpus.titles):
@@ -175,7 +175,7 @@ def ensure_kb(components, corpus: Corpus, *, progress: bool = False) -> IngestIn
 
 
 def _build(components, corpus, kb_dir, fingerprint, code, previous, progress) -> IngestInfo:
-    from kgrag.ingest.glossary import load_glossary
+    from kgrag.lexicon.glossary import load_glossary
 
     settings = components.settings
     manifest = {

@@ -15,8 +15,8 @@ from kgrag.generate import extractive, llm
 from kgrag.generate.citations import CheckResult, check, citation_for, citations_for
 from kgrag.generate.prompt import build_messages, build_sources
 from kgrag.generate.types import Answer, Source
+from kgrag.lexicon.scripts import has_han
 from kgrag.retrieve.types import Hit
-from kgrag.text.analyze import has_cjk
 
 ABSTAIN_EN = "The knowledge base does not say anything that answers this question."
 ABSTAIN_ZH = "知识库中没有相关信息，无法回答这个问题。"
@@ -24,7 +24,7 @@ ABSTAIN_ZH = "知识库中没有相关信息，无法回答这个问题。"
 
 def abstention(question: str) -> Answer:
     return Answer(
-        text=ABSTAIN_ZH if has_cjk(question) else ABSTAIN_EN,
+        text=ABSTAIN_ZH if has_han(question) else ABSTAIN_EN,
         citations=[],
         abstained=True,
         mode="abstain",

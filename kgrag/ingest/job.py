@@ -20,6 +20,7 @@ from tqdm import tqdm
 
 from kgrag.ingest.chunking import Chunker
 from kgrag.ingest.loaders import LoadError, discover, load
+from kgrag.models.base import Embedder
 from kgrag.stores.base import ChunkIndex, GraphWriter
 from kgrag.types import Chunk, Document
 
@@ -84,7 +85,7 @@ class IngestJob:
         chunk_index: ChunkIndex,
         graph: GraphWriter,
         chunker: Chunker,
-        embedder_factory: Callable[[], object],
+        embedder_factory: Callable[[], Embedder],
         extractor_factory: Callable[[], object],
     ):
         self.chunk_index = chunk_index
@@ -92,11 +93,11 @@ class IngestJob:
         self.chunker = chunker
         self._embedder_factory = embedder_factory
         self._extractor_factory = extractor_factory
-        self._embedder = None
+        self._embedder: Embedder | None = None
         self._extractor = None
 
     @property
-    def embedder(self):
+    def embedder(self) -> Embedder:
         if self._embedder is None:
             self._embedder = self._embedder_factory()
         return self._embedder

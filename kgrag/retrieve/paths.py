@@ -10,9 +10,9 @@ import math
 import time
 from collections.abc import Callable
 
-from kgrag.ingest.extract import title_aliases
+from kgrag.lexicon.normalize import normalize_alias
+from kgrag.lexicon.titles import title_aliases
 from kgrag.retrieve.types import PathResult, Query
-from kgrag.text.normalize import normalize_alias
 from kgrag.stores.base import ChunkIndex, GraphReader
 from kgrag.types import GraphPath, ScoredId
 

@@ -8,25 +8,24 @@ from __future__ import annotations
 import os
 import time
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
 
 from kgrag.config import RetrievalSettings
+from kgrag.errors import InputError
+from kgrag.lexicon.scripts import has_han
+from kgrag.models.base import Embedder, Reranker
 from kgrag.retrieve.fusion import keep_path_heads, rrf, score_fusion
 from kgrag.retrieve.linking import EntityLinker
 from kgrag.retrieve.paths import DensePath, GraphWalkPath, KeywordPath
-from kgrag.retrieve.postprocess import (
-    chunk_matches,
-    drop_overlapping,
-    expand_parents,
-    lexical_coverage,
-)
+from kgrag.retrieve.postprocess import drop_overlapping, expand_parents, lexical_coverage
 from kgrag.retrieve.types import PATHS, Hit, PathResult, Query, RetrievalResult
 from kgrag.stores.base import ChunkIndex, GraphReader, StoreError
-from kgrag.text.analyze import has_cjk
+from kgrag.stores.filters import SearchFilter
 
 
-class RetrievalError(ValueError):
-    """A retrieval request that cannot be served as asked (bad mode, bad filter)."""
+class RetrievalError(InputError):
+    """A retrieval request that cannot be served as asked (bad mode, empty question, a store
+    that refused the search). Bad filters never get here: ``SearchFilter.parse`` refuses them
+    at the edge."""
 
 
 class Retriever:
@@ -35,8 +34,8 @@ class Retriever:
         settings: RetrievalSettings,
         chunk_index: ChunkIndex,
         graph: GraphReader,
-        embedder,
-        reranker=None,
+        embedder: Embedder,
+        reranker: Reranker | None = None,
         linker: EntityLinker | None = None,
     ):
         self.settings = settings
@@ -75,7 +74,7 @@ class Retriever:
         question: str,
         *,
         top_k: int | None = None,
-        filters: dict[str, Any] | None = None,
+        filters: SearchFilter | None = None,
         modes: tuple[str, ...] | None = None,
         rerank: bool = True,
     ) -> RetrievalResult:
@@ -89,14 +88,12 @@ class Retriever:
         if unknown:
             raise RetrievalError(f"unknown retrieval mode(s) {unknown}; known: {list(PATHS)}")
         query = Query(question, top_k or s.top_k, filters, modes)
-        if "dense" in modes and len(modes) > 1 and not getattr(self.embedder, "multilingual", True) \
-                and has_cjk(question):
+        if "dense" in modes and len(modes) > 1 and not self.embedder.multilingual and has_han(question):
             # An English-only embedder ranks Chinese text near randomly; its vote would only
             # push good keyword and graph hits down (CMRC 2018: fused R@1 84 vs BM25's 98).
             modes = tuple(m for m in modes if m != "dense")
             query.modes = modes
-            query.skipped["dense"] = (f"embedder {getattr(self.embedder, 'name', '?')} is English-only "
-                                      "and the question is not")
+            query.skipped["dense"] = f"embedder {self.embedder.name} is English-only and the question is not"
         timings: dict[str, float] = {}
 
         # Dense embedding does not need linking: start it first, link meanwhile.
@@ -163,14 +160,15 @@ class Retriever:
         keys = [k for cid in top for k in by_chunk.get(cid, []) if k not in linked]
         return list(dict.fromkeys(keys))
 
-    def _hits(self, fused, evidence, filters, limit: int) -> list[Hit]:
-        """Fused ids → Hits with their chunks, graph-only hits filtered like the others."""
+    def _hits(self, fused, evidence, filters: SearchFilter | None, limit: int) -> list[Hit]:
+        """Fused ids → Hits with their chunks; ``filters.matches`` drops the graph's hits the
+        stores' filtered searches would not have returned (the graph holds no chunk metadata)."""
         head = fused[: limit]
         chunks = {c.id: c for c in self.chunk_index.get([cid for cid, _, _ in head])}
         hits = []
         for cid, score, ranks in head:
             chunk = chunks.get(cid)
-            if chunk is None or not chunk_matches(chunk, filters):
+            if chunk is None or (filters is not None and not filters.matches(chunk)):
                 continue  # graph evidence for a chunk the index no longer has, or filtered out
             hits.append(
                 Hit(chunk, score, ranks, fused_rank=len(hits) + 1, fused_score=score,
@@ -179,6 +177,7 @@ class Retriever:
         return hits
 
     def _rerank(self, question: str, hits: list[Hit]) -> list[Hit]:
+        assert self.reranker is not None  # retrieve() calls this only with a reranker
         scores = self.reranker.score(question, [h.chunk.headed_text for h in hits])
         for hit, score in zip(hits, scores):
             hit.rerank_score = float(score)

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
 
+from kgrag.stores.filters import SearchFilter
 from kgrag.types import Chunk, GraphPath, ScoredId
 
 PATHS = ("dense", "bm25", "graph")
@@ -27,7 +28,7 @@ class LinkedEntity:
 class Query:
     question: str
     top_k: int = 10
-    filters: dict[str, Any] | None = None
+    filters: SearchFilter | None = None  # parsed at the edge (kgrag.stores.filters)
     modes: tuple[str, ...] = PATHS  # which paths run
     linked: list[LinkedEntity] = field(default_factory=list)  # filled once, shared by paths
     expansions: list[str] = field(default_factory=list)  # alias surface forms for BM25

@@ -8,6 +8,8 @@ from flask import Flask, jsonify
 from pydantic import ValidationError
 from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
+from kgrag.errors import InputError
+
 log = logging.getLogger(__name__)
 
 
@@ -37,6 +39,10 @@ def register_error_handlers(app: Flask) -> None:
     @app.errorhandler(ValidationError)
     def _validation(exc: ValidationError):
         return error_response(400, "invalid_request", validation_message(exc))
+
+    @app.errorhandler(InputError)
+    def _input(exc: InputError):
+        return error_response(400, "invalid_request", str(exc))
 
     @app.errorhandler(RequestEntityTooLarge)
     def _too_large(exc):

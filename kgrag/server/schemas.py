@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from kgrag.retrieve.types import PATHS
 from kgrag.server.errors import ApiError
+from kgrag.stores.filters import SearchFilter
 
 MAX_TOP_K = 100
 
@@ -18,7 +19,8 @@ class RetrieveRequest(BaseModel):
 
     question: str = Field(min_length=1, max_length=4000)
     top_k: int | None = Field(None, ge=1, le=MAX_TOP_K)
-    filters: dict[str, Any] | None = None
+    # Parsed here, once: a bad key or value is a 400 naming it (kgrag.stores.filters).
+    filters: SearchFilter | None = None
     modes: list[str] | None = Field(None, min_length=1)
     rerank: bool = True
 

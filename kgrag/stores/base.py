@@ -34,6 +34,7 @@ from typing import Any, NamedTuple, Protocol, runtime_checkable
 import numpy as np
 
 from kgrag.errors import StoreError
+from kgrag.stores.filters import SearchFilter
 from kgrag.types import Chunk, Document, Entity, GraphPath, Mention, Relation, ScoredId
 
 
@@ -50,14 +51,16 @@ class ChunkIndex(Protocol):
         """Chunks by id, in the order asked; unknown ids are left out."""
 
     def search_dense(
-        self, vector: np.ndarray, k: int, filters: dict[str, Any] | None = None
+        self, vector: np.ndarray, k: int, filters: SearchFilter | None = None
     ) -> list[ScoredId]:
-        """Searchable chunks by cosine similarity to ``vector`` (normalized), best first."""
+        """Searchable chunks by cosine similarity to ``vector`` (normalized), best first, those
+        ``filters.matches`` keeps (``kgrag.stores.filters``)."""
 
     def search_bm25(
-        self, query: str, k: int, filters: dict[str, Any] | None = None
+        self, query: str, k: int, filters: SearchFilter | None = None
     ) -> list[ScoredId]:
-        """Searchable chunks by BM25 over analyzed text+title+section (``kgrag.text.analyze``)."""
+        """Searchable chunks by BM25 over analyzed text+title+section (``kgrag.text.analyze``),
+        those ``filters.matches`` keeps."""
 
     def document_ids(self) -> set[str]:
         ...
@@ -87,10 +90,6 @@ def check_vectors(where: str, vectors: np.ndarray | None, searchable: int) -> np
         raise StoreError(f"{where}: vectors contain NaN or infinite values")
     return np.ascontiguousarray(matrix)
 
-
-# Filters understood by both search methods: {"doc_id": str | list[str], "source": str,
-# "section_path_prefix": str}. Unknown filter keys raise StoreError.
-FILTER_KEYS = frozenset({"doc_id", "source", "section_path_prefix"})
 
 
 class DocumentContent(NamedTuple):

@@ -22,6 +22,7 @@ from kgrag.ingest.chunking.structure import (
     Region,
     RegionKind,
 )
+from kgrag.lexicon.scripts import is_char_breakable
 
 Count = Callable[[str], int]
 
@@ -36,7 +37,6 @@ _SENTENCE_END = re.compile(
 _CLAUSE_END = re.compile(r"[，、：]|[,:][ \t]+")
 _SPACES = re.compile(r"[ \t]+")
 _BLANK = re.compile(r"\s*")
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]")
 
 
 @dataclass
@@ -161,10 +161,6 @@ def refine(text: str, atom: Atom, limit: int, count: Count, levels: Levels | Non
     ]
 
 
-def is_cjk(char: str) -> bool:
-    return bool(_CJK.match(char))
-
-
 def tail_start(text: str, atom: Atom, budget: int, count: Count) -> int | None:
     """Where an overlap of at most ``budget`` units inside ``atom`` can start.
 
@@ -184,6 +180,6 @@ def tail_start(text: str, atom: Atom, budget: int, count: Count) -> int | None:
         position = end - 1
         while position > lo and count(text[position - 1 : end]) <= budget:
             position -= 1
-    if lo <= position < end and is_cjk(text[position]) and is_cjk(text[position - 1]):
+    if lo <= position < end and is_char_breakable(text[position]) and is_char_breakable(text[position - 1]):
         return position
     return None

@@ -66,6 +66,7 @@ from kgrag.errors import StoreError
 from kgrag.stores.base import check_vectors
 from kgrag.stores.elasticsearch import mapping as m
 from kgrag.stores.elasticsearch.client import build_es_client, es_errors, redact_url
+from kgrag.stores.filters import SearchFilter
 from kgrag.text.analyze import analyze
 from kgrag.types import Chunk, ScoredId
 
@@ -335,7 +336,7 @@ class ElasticsearchChunkIndex:
             after = hits[-1]["sort"]
 
     # -- search ----------------------------------------------------------------------------
-    def search_bm25(self, query: str, k: int, filters: dict[str, Any] | None = None) -> list[ScoredId]:
+    def search_bm25(self, query: str, k: int, filters: SearchFilter | None = None) -> list[ScoredId]:
         clauses = m.filter_clauses(filters)
         terms = list(dict.fromkeys(analyze(query)))
         if k <= 0 or not terms:
@@ -351,7 +352,7 @@ class ElasticsearchChunkIndex:
         return [ScoredId(h["_id"], float(h["_score"])) for h in resp["hits"]["hits"]]
 
     def search_dense(
-        self, vector: np.ndarray, k: int, filters: dict[str, Any] | None = None
+        self, vector: np.ndarray, k: int, filters: SearchFilter | None = None
     ) -> list[ScoredId]:
         clauses = m.filter_clauses(filters)
         if not self._knn:

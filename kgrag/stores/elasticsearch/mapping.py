@@ -13,7 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from kgrag.stores.base import FILTER_KEYS, StoreError
+from kgrag.stores.base import StoreError
+from kgrag.stores.filters import SearchFilter
 from kgrag.text.analyze import segment
 from kgrag.types import Chunk
 
@@ -92,26 +93,21 @@ def meta(dim: int | None, knn: bool) -> dict[str, Any]:
     return out
 
 
-def filter_clauses(filters: dict[str, Any] | None) -> list[dict[str, Any]]:
-    """Search filters → Elasticsearch filter clauses (exact, case-sensitive, like SQLite's)."""
+def filter_clauses(filters: SearchFilter | None) -> list[dict[str, Any]]:
+    """A SearchFilter → Elasticsearch filter clauses on the keyword fields (exact and
+    case-sensitive, like ``SearchFilter.matches``), always with ``is_parent: false``."""
     clauses: list[dict[str, Any]] = [{"term": {"is_parent": False}}]
-    if not filters:
+    if filters is None:
         return clauses
-    unknown = set(filters) - FILTER_KEYS
-    if unknown:
-        raise StoreError(f"unknown filter key(s) {sorted(unknown)}; known: {sorted(FILTER_KEYS)}")
-    for key, value in sorted(filters.items()):
-        if key == "doc_id" and isinstance(value, (list, tuple, set, frozenset)):
-            if not all(isinstance(v, str) for v in value):
-                raise StoreError(f"filter doc_id: every id must be a string, got {value!r}")
-            clauses.append({"terms": {"doc_id": sorted(value)}})  # [] matches nothing
-            continue
-        if not isinstance(value, str):
-            raise StoreError(f"filter {key}: expected a string, got {type(value).__name__} {value!r}")
-        if key == "section_path_prefix":
-            clauses.append({"prefix": {"section_path": value}})
-        else:
-            clauses.append({"term": {key: value}})
+    if filters.doc_id is not None:
+        ids = filters.doc_id
+        clauses.append({"term": {"doc_id": ids[0]}} if len(ids) == 1 else {"terms": {"doc_id": list(ids)}})
+    if filters.section_path_prefix:  # "" is a prefix of everything: no clause
+        # A prefix query takes its value literally (no wildcard or regex syntax: *, ? and backslash
+        # are plain characters), unlike wildcard/regexp queries.
+        clauses.append({"prefix": {"section_path": filters.section_path_prefix}})
+    if filters.source is not None:
+        clauses.append({"term": {"source": filters.source}})
     return clauses
 
 

@@ -17,13 +17,13 @@ from collections.abc import Container, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from kgrag.errors import StoreError
+from kgrag.lexicon.normalize import normalize_alias
 from kgrag.stores.base import AuditEntry, DocumentContent
 from kgrag.stores.graph_walk import Reached, walk_levels
 from kgrag.stores.neo4j.aliases import Neo4jAliasAdmin, Neo4jAuditLog
 from kgrag.stores.neo4j.driver import CypherRunner
 from kgrag.stores.neo4j.records import document_of, entity_of, grouped
 from kgrag.stores.neo4j.writes import DocumentWrite, batches, entity_rows, merge_entities, remove_document_content, remove_orphans
-from kgrag.text.normalize import normalize_alias
 from kgrag.types import Chunk, Document, Entity, GraphPath, Mention, Relation
 
 if TYPE_CHECKING:

@@ -23,7 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from kgrag.stores.base import FILTER_KEYS, StoreError, check_vectors
+from kgrag.stores.base import StoreError, check_vectors
+from kgrag.stores.filters import SearchFilter
 from kgrag.stores.sqlite.db import CHUNK_INDEX_APP_ID, IN_JSON, SqliteDatabase, id_list, to_json
 from kgrag.text.analyze import analyze, segment
 from kgrag.types import Chunk, ScoredId
@@ -199,8 +200,8 @@ class SqliteChunkIndex:
             after = rows[-1][0]
 
     # -- search ----------------------------------------------------------------------------
-    def search_bm25(self, query: str, k: int, filters: dict[str, Any] | None = None) -> list[ScoredId]:
-        where, params = _filter_sql(filters)
+    def search_bm25(self, query: str, k: int, filters: SearchFilter | None = None) -> list[ScoredId]:
+        where, params = filter_sql(filters)
         terms = list(dict.fromkeys(analyze(query)))
         if k <= 0 or not terms:
             return []
@@ -218,9 +219,9 @@ class SqliteChunkIndex:
         return [ScoredId(cid, -rank) for cid, rank in rows]
 
     def search_dense(
-        self, vector: np.ndarray, k: int, filters: dict[str, Any] | None = None
+        self, vector: np.ndarray, k: int, filters: SearchFilter | None = None
     ) -> list[ScoredId]:
-        where, params = _filter_sql(filters)
+        where, params = filter_sql(filters)
         query = np.asarray(vector, dtype=np.float32).reshape(-1)
         with self._db.read("dense search") as conn:
             dense = self._dense_matrix(conn)
@@ -296,31 +297,28 @@ class SqliteChunkIndex:
         self._dense = None
 
 
-def _filter_sql(filters: dict[str, Any] | None) -> tuple[str, list[Any]]:
-    """Filters → an SQL condition on alias ``c`` (chunks) with bound parameters."""
-    if not filters:
+def filter_sql(filters: SearchFilter | None) -> tuple[str, list[Any]]:
+    """A SearchFilter → an SQL condition on alias ``c`` (chunks) with bound parameters ("" for
+    none): what ``SearchFilter.matches`` keeps."""
+    if filters is None:
         return "", []
-    unknown = set(filters) - FILTER_KEYS
-    if unknown:
-        raise StoreError(f"unknown filter key(s) {sorted(unknown)}; known: {sorted(FILTER_KEYS)}")
     clauses: list[str] = []
     params: list[Any] = []
-    for key, value in sorted(filters.items()):
-        if key == "doc_id" and isinstance(value, (list, tuple, set, frozenset)):
-            if not all(isinstance(v, str) for v in value):
-                raise StoreError(f"filter doc_id: every id must be a string, got {value!r}")
-            clauses.append(f"c.doc_id {IN_JSON}")
-            params.append(id_list(value))
-            continue
-        if not isinstance(value, str):
-            raise StoreError(f"filter {key}: expected a string, got {type(value).__name__} {value!r}")
-        if key == "section_path_prefix":
-            # A plain string prefix, case-sensitive (LIKE would fold case and treat % and _).
-            clauses.append("substr(c.section_path, 1, ?) = ?")
-            params += [len(value), value]
+    if filters.doc_id is not None:
+        if len(filters.doc_id) == 1:
+            clauses.append("c.doc_id = ?")
+            params.append(filters.doc_id[0])
         else:
-            clauses.append(f"c.{key} = ?")
-            params.append(value)
+            clauses.append(f"c.doc_id {IN_JSON}")
+            params.append(id_list(filters.doc_id))
+    if filters.section_path_prefix is not None:
+        # substr, not LIKE: LIKE folds ASCII case and reads % and _ as wildcards. Both count
+        # characters (code points) like Python's len, so CJK prefixes compare whole characters.
+        clauses.append("substr(c.section_path, 1, ?) = ?")
+        params += [len(filters.section_path_prefix), filters.section_path_prefix]
+    if filters.source is not None:
+        clauses.append("c.source = ?")
+        params.append(filters.source)
     return " AND ".join(clauses), params
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 import networkx as nx
 
 from kgrag.errors import StoreError
+from kgrag.lexicon.normalize import normalize_alias
 from kgrag.stores.base import AuditEntry, DocumentContent
 from kgrag.stores.graph_rules import PREVIEW_CHARS, check_chunks, mention_rows, relation_rows
 from kgrag.stores.graph_walk import best_paths, build_entity_graph
@@ -32,7 +33,6 @@ from kgrag.stores.sqlite.graph_writes import (
     remove_document_content,
     remove_orphans,
 )
-from kgrag.text.normalize import normalize_alias
 from kgrag.types import Chunk, Document, Entity, GraphPath, Mention, Relation
 
 

@@ -1,5 +1,8 @@
 """Curated glossaries: canonical names with their aliases, loaded as curated entities.
 
+Read by ingestion (``kgrag ingest --glossary``) and by the alias admin (``kgrag aliases
+import``/``export``), so both accept exactly the same files.
+
 Three formats, chosen by file extension:
 
 * ``.csv``: header ``canonical,type,aliases`` (``type`` and ``aliases`` optional columns);
@@ -26,15 +29,15 @@ from pathlib import Path
 
 import yaml
 
-from kgrag.text.normalize import normalize_alias
-from kgrag.types import Entity
+from kgrag.errors import InputError
+from kgrag.lexicon.normalize import normalize_alias
+from kgrag.types import CONCEPT, Entity
 
-DEFAULT_TYPE = "CONCEPT"
 _ALIAS_SEPARATORS = re.compile(r"[;；|]")
 CSV_ALIAS_SEPARATOR = "|"
 
 
-class GlossaryError(ValueError):
+class GlossaryError(InputError):
     """A glossary file could not be read; the message names the file and line."""
 
 
@@ -64,7 +67,7 @@ class _Collector:
             raise _fail(self.path, line, f"canonical name {canonical!r} has no letters or digits")
         entity = self.entities.get(key)
         if entity is None:
-            entity = self.entities[key] = Entity(key=key, name=canonical, type=entity_type.strip() or DEFAULT_TYPE, curated=True)
+            entity = self.entities[key] = Entity(key=key, name=canonical, type=entity_type.strip() or CONCEPT, curated=True)
             self._seen[key] = {key}
         seen = self._seen[key]
         for alias in aliases:
@@ -87,7 +90,7 @@ def _load_lines(text: str, out: _Collector) -> None:
         canonical, *aliases = _ALIAS_SEPARATORS.split(line)
         if not canonical.strip():
             raise _fail(out.path, number, f"the first field (the canonical name) is empty in {line!r}")
-        out.add(number, canonical, DEFAULT_TYPE, [a for a in aliases if a.strip()])
+        out.add(number, canonical, CONCEPT, [a for a in aliases if a.strip()])
 
 
 def _load_csv(text: str, out: _Collector) -> None:

@@ -4,8 +4,9 @@
 How matching works. The text is normalized exactly as ``normalize_alias`` normalizes an alias
 (NFKC, case fold, dots/apostrophes inside words dropped, other punctuation and whitespace
 folded to one space), while an offset map remembers where each normalized character came
-from. The normalized text is cut into units: a Latin/digit word is one unit, each CJK character
-is one unit (Chinese has no spaces, so a name may start at any character). From every unit,
+from. The normalized text is cut into units: a Latin/digit word is one unit, each kana or Han
+character is one unit (``scripts.UNSPACED``: Chinese has no spaces, so a name may start at any
+character). From every unit (``find_aliases``),
 candidate strings are extended unit by unit and looked up in a dict of aliases; a second dict
 of alias prefixes stops the extension as soon as no alias can continue (a trie held in two
 dicts, which keeps ``add`` O(length) — the extractor adds names after every document, and
@@ -20,23 +21,24 @@ Two guards keep common words from linking to entities learned by NER:
   ("US", "IT", "WHO"), never "It" at the start of a sentence, ``any_case`` or not.
 Aliases shorter than two characters and bare numbers are never matched (they are still
 returned by ``lookup``).
+
+Ingestion and late linking (``kgrag.aliases.linking``) hold the whole alias table in a
+``Gazetteer``. Query linking, which must see an alias the moment the admin adds it, asks the
+graph store only for ``candidate_aliases(question)`` (every unit n-gram the matcher could try)
+and matches with a ``Gazetteer`` over what it returned: one loop and one set of rules for all.
 """
 
 from __future__ import annotations
 
-import bisect
 import re
-import unicodedata
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
-from kgrag.text.normalize import _t2s, normalize_alias
+from kgrag.lexicon.normalize import normalize_alias, normalize_with_offsets
+from kgrag.lexicon.scripts import UNSPACED
 
-_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"  # kana and Han: one unit per char
-_UNIT = re.compile(f"[{_CJK}]|[^\\W_{_CJK}]+")
-_WORD_RUN = re.compile(r"[^\W_]+")
-_JOINER_CHARS = frozenset(".'’")
-_HAS_CJK = re.compile(f"[{_CJK}]")
+_UNIT = re.compile(f"[{UNSPACED}]|[^\\W_{UNSPACED}]+")  # one unspaced character, or one word
 MAX_UNITS = 32  # longest alias, in units, that can match (a 32-character Chinese name)
 
 
@@ -49,89 +51,46 @@ class GazetteerMatch:
     entity_keys: tuple[str, ...]  # more than one: an ambiguous alias
 
 
-@dataclass
-class NormalizedText:
-    """``normalize_alias(text)`` plus the way back to offsets in ``text``."""
-
-    text: str
-    # Runs of normalized characters that map one-to-one onto the case-folded text:
-    # (normalized start, folded start). Spaces between runs map nowhere (no match ends on one).
-    _run_norm: list[int]
-    _run_folded: list[int]
-    # folded index → original [start, end); None when case folding kept every offset.
-    _folded_start: list[int] | None
-    _folded_end: list[int] | None
-
-    def _to_folded(self, k: int) -> int:
-        i = bisect.bisect_right(self._run_norm, k) - 1
-        return self._run_folded[i] + (k - self._run_norm[i])
-
-    def original_span(self, start: int, end: int) -> tuple[int, int]:
-        """Original offsets of normalized text[start:end] (both ends inside word runs)."""
-        fs, fe = self._to_folded(start), self._to_folded(end - 1)
-        if self._folded_start is None:
-            return fs, fe + 1
-        return self._folded_start[fs], self._folded_end[fe]
-
-
-def _fold(text: str) -> tuple[str, list[int] | None, list[int] | None]:
-    """NFKC + case fold, keeping for each folded character the original span it came from."""
-    if unicodedata.is_normalized("NFKC", text):
-        folded = text.casefold()
-        if len(folded) == len(text):
-            return folded, None, None  # the common case: offsets unchanged
-    parts: list[str] = []
-    starts: list[int] = []
-    ends: list[int] = []
-    i, n = 0, len(text)
-    while i < n:
-        j = i + 1
-        while j < n and unicodedata.combining(text[j]):  # keep a base and its accents together
-            j += 1
-        piece = unicodedata.normalize("NFKC", text[i:j]).casefold()
-        parts.append(piece)
-        starts.extend([i] * len(piece))
-        ends.extend([j] * len(piece))
-        i = j
-    return "".join(parts), starts, ends
-
-
-def normalize_with_offsets(text: str) -> NormalizedText:
-    """Normalize like ``normalize_alias`` (which this must agree with) and build the offset map."""
-    folded, folded_start, folded_end = _fold(text)
-    out: list[str] = []
-    run_norm: list[int] = []
-    run_folded: list[int] = []
-    length = 0
-    previous_end = -1
-    for m in _WORD_RUN.finditer(folded):
-        if out:
-            gap = folded[previous_end : m.start()]
-            if not (len(gap) == 1 and gap in _JOINER_CHARS):  # "L.C.A." → "lca", "O'Neil" → "oneil"
-                out.append(" ")
-                length += 1
-        run_norm.append(length)
-        run_folded.append(m.start())
-        out.append(m.group())
-        length += m.end() - m.start()
-        previous_end = m.end()
-    normalized = "".join(out)
-    converter = _t2s()
-    if converter is not None and _HAS_CJK.search(normalized):
-        simplified = converter.convert(normalized)
-        if len(simplified) == len(normalized):  # phrase conversions that change length are skipped
-            normalized = simplified
-    return NormalizedText(normalized, run_norm, run_folded, folded_start, folded_end)
-
-
-def _stop_words() -> frozenset[str]:
+@lru_cache(maxsize=1)
+def english_stop_words() -> frozenset[str]:
+    """spaCy's English stop words: a one-word alias among them matches only in capitals."""
     from spacy.lang.en.stop_words import STOP_WORDS
 
     return frozenset(STOP_WORDS)
 
 
-def _units(normalized: str) -> list[tuple[int, int]]:
+def units(normalized: str) -> list[tuple[int, int]]:
+    """Spans of the units of a normalized text: each word, and each unspaced (CJK) character."""
     return [m.span() for m in _UNIT.finditer(normalized)]
+
+
+def find_aliases(
+    normalized: str, aliases: Container[str] | None, prefixes: Container[str] | None
+) -> list[tuple[int, int, str]]:
+    """Every run of 1 to ``MAX_UNITS`` consecutive units of a normalized text that is a
+    matchable alias in ``aliases`` (None: any matchable piece), as ``(start, end, piece)``: from
+    each unit in order, growing one unit at a time. The growth from a unit stops after a piece
+    not in ``prefixes`` (None: never) — no alias can continue it. The one n-gram loop of
+    ingestion, late linking and query linking (``Gazetteer.match``, ``candidate_aliases``)."""
+    spans = units(normalized)
+    found: list[tuple[int, int, str]] = []
+    for i, (start, _) in enumerate(spans):
+        for j in range(i, min(i + MAX_UNITS, len(spans))):
+            end = spans[j][1]
+            piece = normalized[start:end]
+            if (aliases is None or piece in aliases) and matchable(piece):
+                found.append((start, end, piece))
+            if prefixes is not None and piece not in prefixes:
+                break
+    return found
+
+
+def candidate_aliases(text: str) -> list[str]:
+    """Every normalized piece of ``text`` that could be a matchable alias, in first-seen order:
+    what a store lookup must be asked for so that a ``Gazetteer`` over the aliases it finds
+    matches ``text`` exactly as one over the whole alias table would."""
+    pieces = find_aliases(normalize_with_offsets(text).text, None, None)
+    return list(dict.fromkeys(piece for _, _, piece in pieces))
 
 
 def matchable(normalized: str) -> bool:
@@ -146,7 +105,7 @@ class Gazetteer:
         self._keys: dict[str, list[str]] = {}
         self._prefixes: dict[str, int] = {}  # unit-boundary prefix of a matchable alias → how many
         self._any_case: set[str] = {normalize_alias(a) for a in any_case}
-        self._stop = _stop_words()
+        self._stop = english_stop_words()
         for alias, keys in (alias_table or {}).items():
             for key in keys:
                 self._insert(normalize_alias(alias), key)
@@ -193,16 +152,8 @@ class Gazetteer:
             return []
         norm = normalize_with_offsets(text)
         normalized = norm.text
-        units = _units(normalized)
-        candidates: list[tuple[int, int, str]] = []
-        keys, prefixes = self._keys, self._prefixes
-        for i, (start, _) in enumerate(units):
-            for j in range(i, min(i + MAX_UNITS, len(units))):
-                piece = normalized[start : units[j][1]]
-                if piece in keys and matchable(piece):
-                    candidates.append((start, units[j][1], piece))
-                if piece not in prefixes:
-                    break
+        keys = self._keys
+        candidates = find_aliases(normalized, keys, self._prefixes)
         chosen: list[GazetteerMatch] = []
         taken = bytearray(len(normalized))
         for start, end, alias in sorted(candidates, key=lambda c: (c[0] - c[1], c[0])):
@@ -231,7 +182,7 @@ class Gazetteer:
     @staticmethod
     def _alias_prefixes(normalized: str) -> list[str]:
         """Proper prefixes of an alias that end on a unit boundary ("lowest", "lowest common")."""
-        return [normalized[:end] for _, end in _units(normalized)[:-1]]
+        return [normalized[:end] for _, end in units(normalized)[:-1]]
 
     def _case_ok(self, alias: str, surface: str) -> bool:
         if " " in alias or surface.lower() == surface.upper():
