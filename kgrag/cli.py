@@ -208,6 +208,10 @@ from kgrag.aliases.cli import aliases as _aliases  # noqa: E402  (its own module
 
 main.add_command(_aliases)
 
+from kgrag.feedback.cli import feedback as _feedback  # noqa: E402  (its own module: kgrag/feedback)
+
+main.add_command(_feedback)
+
 
 if __name__ == "__main__":
     main()

@@ -183,3 +183,20 @@ def load_settings(**overrides) -> Settings:
     if config_file and not Path(config_file).is_file():
         raise FileNotFoundError(f"KGRAG_CONFIG names {config_file!r}, which is not a file")
     return Settings(**overrides)
+
+
+def settings_from_file(path: Path | str, **overrides) -> Settings:
+    """Settings from one TOML file (instead of ``KGRAG_CONFIG`` / ``kgrag.toml``), with the same
+    precedence: explicit overrides, then ``KGRAG_*`` variables, then the file, then defaults.
+    ``kgrag eval --compare A.toml B.toml`` builds its two configurations so."""
+    toml_file = Path(path)
+    if not toml_file.is_file():
+        raise FileNotFoundError(f"settings file {str(toml_file)!r} is not a file")
+
+    class _FromFile(Settings):
+        @classmethod
+        def settings_customise_sources(cls, settings_cls, init_settings, env_settings, dotenv_settings,
+                                       file_secret_settings):
+            return (init_settings, env_settings, TomlConfigSettingsSource(settings_cls, toml_file=toml_file))
+
+    return _FromFile(**overrides)

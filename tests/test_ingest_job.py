@@ -220,3 +220,18 @@ def test_ingest_links_lower_case_glossary_terms(components, tmp_path):
     mentions = components.graph.mentions_of(["heap", "it"])
     assert [chunk for chunk, _ in mentions.get("heap", [])] == ["d1#c0"]
     assert mentions.get("it", []) == []  # a curated stop word still needs capitals
+
+
+def test_progress_is_reported_per_document_not_per_group(components, tmp_path):
+    """Twelve one-chunk passages fit in one embedding group; progress still comes once per
+    document, counting up, each with the chunks written so far."""
+    events = []
+    corpus = write_jsonl(tmp_path / "twelve.jsonl", hotpot_records(12))
+    report = components.ingest_job().run([corpus], progress=False, on_document=events.append)
+    assert [e.done for e in events] == list(range(1, 13)) and {e.total for e in events} == {12}
+    assert [e.doc_id for e in events] == [r["id"] for r in hotpot_records(12)]
+    assert all(e.ok for e in events) and events[-1].chunks_written == report.chunks_written
+    assert [e.chunks_written for e in events] == sorted(e.chunks_written for e in events)
+    again = []
+    components.ingest_job().run([corpus], progress=False, on_document=again.append)
+    assert again == []  # nothing pending, nothing to report

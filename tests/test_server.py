@@ -195,7 +195,19 @@ def test_readyz_and_metrics(client):
     metrics = client.get("/metrics").get_data(as_text=True)
     assert "kgrag_http_requests_total" in metrics and "kgrag_retrieval_stage_ms_bucket" in metrics
     page = client.get("/")
-    assert page.status_code == 200 and b"/v1/query" in page.data
+    assert page.status_code == 200 and b'src="/static/js/main.js"' in page.data
+    # Every module the page imports is served (the browser tests drive the page itself).
+    import re
+
+    pending, seen = ["main.js"], set()
+    while pending:
+        name = pending.pop()
+        seen.add(name)
+        module = client.get(f"/static/js/{name}")
+        assert module.status_code == 200, name
+        pending += [m for m in re.findall(r'from "\./([\w.]+)"', module.get_data(as_text=True)) if m not in seen]
+    assert {"api.js", "answer.js", "trace.js", "explorer.js", "feedback.js", "i18n.js"} <= seen
+    assert b"/v1/query" in client.get("/static/js/api.js").data
 
 
 def test_documents_add_query_delete(admin_client):
@@ -253,8 +265,9 @@ def test_kgrag_serve_binds_localhost_and_answers(tmp_path):
                 assert time.monotonic() < deadline, "server did not become ready in 120 s"
                 time.sleep(0.5)
         req = urllib.request.Request(f"http://127.0.0.1:{port}/v1/query", data=b'{"question": "anything?"}',
-                                     headers={"Content-Type": "application/json"})
+                                     headers={"Content-Type": "application/json", "X-Request-Id": "serve-test-1"})
         with urllib.request.urlopen(req, timeout=30) as r:
+            assert r.headers["X-Request-Id"] == "serve-test-1"
             assert json.load(r)["abstained"] is True  # an empty knowledge base knows nothing
         listening = subprocess.run(["ss", "-ltnH", f"sport = :{port}"], capture_output=True, text=True).stdout
         local_addresses = [line.split()[3] for line in listening.splitlines() if line.strip()]
@@ -263,6 +276,9 @@ def test_kgrag_serve_binds_localhost_and_answers(tmp_path):
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+    lines = [json.loads(line) for line in proc.stdout.read().splitlines() if line.startswith("{")]
+    logged = [line for line in lines if line.get("request_id") == "serve-test-1"]
+    assert len(logged) == 1 and logged[0]["route"] == "/v1/query" and logged[0]["abstained"] is True, lines
 
 
 def test_extractive_answer_reads_alias_expansions(client):

@@ -208,3 +208,16 @@ def _build(components, corpus, kb_dir, fingerprint, code, previous, progress) ->
     )
     _write_manifest(kb_dir, manifest)
     return IngestInfo(str(kb_dir), False, seconds, manifest["ingest_seconds"], len(stored), report.totals)
+
+
+def served_knowledge_base(components) -> tuple[Corpus, IngestInfo]:
+    """Evaluate on the knowledge base as it is (a team's own, e.g. with questions exported from
+    feedback): nothing is ingested or checked against a manifest; its documents are the corpus
+    the gold ids must name. Works on every store kind, since nothing is built."""
+    docs = components.graph.list_documents()
+    if not docs:
+        raise KnowledgeBaseError(f"{components.settings.data_dir} holds no documents: ingest some, or pass --corpus")
+    stats = {**components.graph.stats(), "indexed_chunks": components.chunk_index.count(searchable_only=True)}
+    corpus = Corpus(Path(components.settings.data_dir), "", {d.id: d.title for d in docs})
+    info = IngestInfo(str(components.settings.data_dir), True, None, None, len(docs), stats)
+    return corpus, info

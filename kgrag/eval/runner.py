@@ -26,7 +26,7 @@ from tqdm import tqdm
 from kgrag.eval import metrics as m
 from kgrag.eval.answers import answer_contains, answer_exact, check_citations
 from kgrag.eval.data import EvalQuery, check_gold_in_corpus, load_corpus, load_queries
-from kgrag.eval.kb import ensure_kb
+from kgrag.eval.kb import ensure_kb, served_knowledge_base
 from kgrag.eval.report import AnswerSummary, EvalReport, ModeSummary
 from kgrag.retrieve.pipeline import RetrievalError
 from kgrag.retrieve.types import PATHS, RetrievalResult
@@ -81,7 +81,7 @@ def parse_modes(specs: str | Sequence[str] | None, *, reranker: bool) -> list[Mo
 
 def run_eval(
     components,
-    corpus_path: str | Path,
+    corpus_path: str | Path | None,
     queries_path: str | Path,
     *,
     modes: str | Sequence[str] | None = None,
@@ -95,7 +95,8 @@ def run_eval(
     """Score ``queries_path`` against ``corpus_path`` with the components' pipeline.
 
     ``components.settings.data_dir`` is the knowledge base: reused when its manifest matches the
-    corpus and ingestion settings, else built. ``top_k``: passages ranked per query (default:
+    corpus and ingestion settings, else built. ``corpus_path`` None: the knowledge base as it is
+    (nothing ingested; gold ids name its documents). ``top_k``: passages ranked per query (default:
     the largest of ``ks`` and 10). ``answers``: score generated answers too (default: when an
     LLM is configured; the extractive answerer otherwise on request). ``answer_mode``: the mode
     whose hits generation reads (default: the last one, the fullest pipeline).
@@ -114,10 +115,14 @@ def run_eval(
     if with_answers and gen_mode.name not in {mode.name for mode in mode_list}:
         raise EvalConfigError(f"answer mode {gen_mode.name!r} is not one of the evaluated modes")
 
-    corpus = load_corpus(Path(corpus_path))
     queries = load_queries(Path(queries_path), limit)
-    check_gold_in_corpus(queries, corpus)
-    ingest = ensure_kb(components, corpus, progress=progress)
+    if corpus_path is None:
+        corpus, ingest = served_knowledge_base(components)
+        check_gold_in_corpus(queries, corpus)
+    else:
+        corpus = load_corpus(Path(corpus_path))
+        check_gold_in_corpus(queries, corpus)
+        ingest = ensure_kb(components, corpus, progress=progress)
 
     retriever = components.retriever
     generator = components.generator if with_answers else None

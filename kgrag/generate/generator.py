@@ -12,7 +12,7 @@ from collections.abc import Iterator, Sequence
 
 from kgrag.config import LLMSettings
 from kgrag.generate import extractive, llm
-from kgrag.generate.citations import CheckResult, check, citation_for, citations_for
+from kgrag.generate.citations import CheckResult, check, chunk_span, citation_for, citations_for
 from kgrag.generate.prompt import build_messages, build_sources
 from kgrag.generate.types import Answer, Source
 from kgrag.lexicon.scripts import has_han
@@ -126,6 +126,8 @@ class Generator:
         citations = {}
         for p in picks:  # cite the very sentence quoted (the first one per source)
             citations.setdefault(p.source.n, citation_for(p.source, p.sentence))
+        for p in picks:  # and highlight every sentence quoted from it
+            _highlight(citations[p.source.n], p)
         return Answer(
             text=result.text,
             citations=[citations[n] for n in sorted(citations)],
@@ -135,6 +137,16 @@ class Generator:
             unsupported_sentences=result.unsupported,
             fallback_reason=fallback_reason,
         )
+
+
+def _highlight(citation, pick) -> None:
+    hit = next((h for h in pick.source.hits if h.chunk.id == citation.chunk_id), None)
+    if hit is None:
+        return
+    span = chunk_span(pick.source, pick.sentence, hit.chunk.text, hit.chunk.start)
+    if span and span not in citation.highlights:
+        citation.highlights.append(span)
+        citation.highlights.sort()
 
 
 def _checked_question(question: str) -> str:

@@ -21,6 +21,9 @@ class Citation:
     page: int | None
     section_path: str
     snippet: str  # the source sentence(s) that best support what cites it, <= ~300 chars
+    # [start, end) character spans, in the cited chunk's text, of the sentence(s) the answer
+    # rests on: what a reader of the full chunk should see highlighted.
+    highlights: list[list[int]] = field(default_factory=list)
 
 
 @dataclass

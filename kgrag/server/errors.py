@@ -27,7 +27,9 @@ def validation_message(exc: ValidationError) -> str:
     parts = []
     for err in exc.errors():
         where = ".".join(str(p) for p in err["loc"]) or "body"
-        parts.append(f"{where}: {err['msg']}")
+        given = err.get("input")
+        shown = f" (got {given!r})" if isinstance(given, (str, int, float)) and len(repr(given)) <= 60 else ""
+        parts.append(f"{where}: {err['msg']}{shown}")
     return "; ".join(parts)
 
 
@@ -52,7 +54,11 @@ def register_error_handlers(app: Flask) -> None:
     @app.errorhandler(HTTPException)
     def _http(exc: HTTPException):
         code = (exc.name or "error").lower().replace(" ", "_")
-        return error_response(exc.code or 500, code, exc.description or exc.name)
+        body, status = error_response(exc.code or 500, code, exc.description or exc.name)
+        for name, value in exc.get_headers():  # e.g. a 405's Allow: which methods the route has
+            if name.lower() != "content-type":
+                body.headers[name] = value
+        return body, status
 
     @app.errorhandler(Exception)
     def _unexpected(exc: Exception):

@@ -18,7 +18,9 @@ class KgragGunicorn(BaseApplication):
             "threads": threads,
             # generation with a slow LLM can take a while; SSE streams keep the connection
             "timeout": timeout_s,
-            "accesslog": "-",
+            # The app writes one JSON line per request (kgrag/server/request_log.py) with the
+            # request id and stage timings; gunicorn's plain access line would repeat it.
+            "accesslog": None,
             # The worker loads the app itself (models, SQLite connections, threads): nothing
             # that does not survive a fork is created before one. Requests wait in the listen
             # queue until it is ready; /readyz says when.

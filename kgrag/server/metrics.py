@@ -1,11 +1,25 @@
-"""Prometheus metrics, one registry per app (several apps in one test process never clash)."""
+"""Prometheus metrics, one registry per app (several apps in one test process never clash).
+
+Besides the request, stage and abstention metrics, the registry carries the process metrics
+(``process_*``: CPU seconds, resident memory, open file descriptors, start time), Python's
+``python_info`` and garbage-collector counts.
+"""
 
 from __future__ import annotations
 
 import time
 
 from flask import Flask, Response, g, request
-from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    CollectorRegistry,
+    Counter,
+    GCCollector,
+    Histogram,
+    PlatformCollector,
+    ProcessCollector,
+    generate_latest,
+)
 
 STAGE_BUCKETS_MS = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000)
 
@@ -13,6 +27,9 @@ STAGE_BUCKETS_MS = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000)
 class Metrics:
     def __init__(self) -> None:
         self.registry = CollectorRegistry()
+        ProcessCollector(registry=self.registry)
+        PlatformCollector(registry=self.registry)
+        GCCollector(registry=self.registry)
         self.requests = Counter(
             "kgrag_http_requests", "HTTP requests", ["route", "method", "status"], registry=self.registry
         )
@@ -44,4 +61,6 @@ class Metrics:
 
         @app.get("/metrics")
         def metrics():
-            return Response(generate_latest(self.registry), mimetype=CONTENT_TYPE_LATEST)
+            # CONTENT_TYPE_LATEST already names its charset: given as ``mimetype`` Flask would
+            # append a second one.
+            return Response(generate_latest(self.registry), headers={"Content-Type": CONTENT_TYPE_LATEST})

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal, get_args
 
 from flask import request
 from pydantic import BaseModel, ConfigDict, Field
@@ -12,6 +12,8 @@ from kgrag.server.errors import ApiError
 from kgrag.stores.filters import SearchFilter
 
 MAX_TOP_K = 100
+PathName = Literal["dense", "bm25", "graph"]
+assert set(get_args(PathName)) == set(PATHS), "PathName must list the retrieval paths"
 
 
 class RetrieveRequest(BaseModel):
@@ -21,16 +23,11 @@ class RetrieveRequest(BaseModel):
     top_k: int | None = Field(None, ge=1, le=MAX_TOP_K)
     # Parsed here, once: a bad key or value is a 400 naming it (kgrag.stores.filters).
     filters: SearchFilter | None = None
-    modes: list[str] | None = Field(None, min_length=1)
+    modes: list[PathName] | None = Field(None, min_length=1, description="retrieval paths to run (default: all)")
     rerank: bool = True
 
     def mode_tuple(self) -> tuple[str, ...] | None:
-        if self.modes is None:
-            return None
-        bad = [m for m in self.modes if m not in PATHS]
-        if bad:
-            raise ApiError(400, "invalid_request", f"modes: unknown {bad}; known: {list(PATHS)}")
-        return tuple(dict.fromkeys(self.modes))
+        return None if self.modes is None else tuple(dict.fromkeys(self.modes))
 
 
 class QueryRequest(RetrieveRequest):

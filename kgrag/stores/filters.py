@@ -27,15 +27,21 @@ engine returns exactly the chunks ``matches`` keeps.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, WithJsonSchema, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
 from kgrag.errors import InputError
 from kgrag.types import Chunk
 
 FIELD = "filters"  # what the object is called in requests: error messages start with it
+# Default None, kept out of the JSON schema (where null is not an allowed value).
+_LEFT_OUT = Field(None, json_schema_extra=lambda schema: schema.pop("default", None))
+_DOC_ID_SCHEMA = {
+    "anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}, "minItems": 1}],
+    "description": "one document id, or a non-empty list of ids",
+}
 
 
 class SearchFilter(BaseModel):
@@ -44,9 +50,12 @@ class SearchFilter(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
-    doc_id: tuple[str, ...] | None = None
-    source: str | None = None
-    section_path_prefix: str | None = None
+    # The JSON schemas (the OpenAPI document's) say what a request may send: None is the
+    # Python default for "key left out", never a value a request may give.
+    doc_id: Annotated[tuple[str, ...] | None, WithJsonSchema(_DOC_ID_SCHEMA)] = _LEFT_OUT
+    source: Annotated[str | None, WithJsonSchema({"type": "string", "description": "exact source path"})] = _LEFT_OUT
+    section_path_prefix: Annotated[str | None, WithJsonSchema(
+        {"type": "string", "description": "a plain prefix of the section path"})] = _LEFT_OUT
 
     @classmethod
     def parse(cls, raw: object) -> SearchFilter | None:

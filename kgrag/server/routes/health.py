@@ -32,3 +32,11 @@ def readyz():
 @bp.get("/")
 def index():
     return current_app.send_static_file("index.html")
+
+
+@bp.get("/favicon.ico")
+def favicon():
+    """Browsers ask for /favicon.ico whatever the page links; answer with the page's icon."""
+    response = current_app.send_static_file("favicon.svg")
+    response.mimetype = "image/svg+xml"
+    return response
