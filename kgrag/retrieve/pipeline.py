@@ -18,7 +18,7 @@ from kgrag.retrieve.linking import EntityLinker
 from kgrag.retrieve.paths import DensePath, GraphWalkPath, KeywordPath
 from kgrag.retrieve.postprocess import drop_overlapping, expand_parents, lexical_coverage
 from kgrag.retrieve.types import PATHS, Hit, PathRank, PathResult, Query, RetrievalPath, RetrievalResult
-from kgrag.stores.base import ChunkIndex, GraphStore, StoreError
+from kgrag.stores.base import ChunkIndex, GraphReader, StoreError
 from kgrag.stores.filters import SearchFilter
 from kgrag.types import GraphPath
 
@@ -34,7 +34,7 @@ class Retriever:
         self,
         settings: RetrievalSettings,
         chunk_index: ChunkIndex,
-        graph: GraphStore,
+        graph: GraphReader,
         embedder: Embedder,
         reranker: Reranker | None = None,
         linker: EntityLinker | None = None,
