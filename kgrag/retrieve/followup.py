@@ -78,6 +78,14 @@ class Completion:
     carried_from: list[str] = field(default_factory=list)  # the earlier questions carried
     own_terms: list[str] = field(default_factory=list)  # the follow-up's content words kept
 
+    @property
+    def for_generation(self) -> str:
+        """The question as the answer generator reads it: a follow-up keeps its own wording
+        and says what it follows up on, so the answer is about the right subject."""
+        if not self.followup:
+            return self.original
+        return f"{self.original} (follow-up to: {' / '.join(self.carried_from)})"
+
     def trace(self, carried_entities: Sequence[LinkedEntity] = ()) -> dict:
         return {
             "followup": self.followup,

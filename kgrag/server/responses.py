@@ -86,6 +86,16 @@ class GenerationTrace(_Open):
     fallback_reason: str | None
 
 
+class ConversationTrace(_Open):
+    followup: bool = Field(description="whether the question was completed from the history")
+    reason: str
+    original_question: str
+    completed_question: str = Field(description="the text every retrieval path searched with")
+    carried_from: list[str] = Field(description="the earlier questions carried into the search")
+    own_terms: list[str]
+    carried_entities: list[str] = Field(description="entities linked from the carried questions")
+
+
 class TraceOut(_Open):
     modes: list[str]
     linked_entities: list[LinkedEntityOut]
@@ -95,6 +105,7 @@ class TraceOut(_Open):
     reranker: str | None
     below_threshold: bool
     timings_ms: dict[str, float]
+    conversation: ConversationTrace | None = Field(None, description="null when no history was sent")
     generation: GenerationTrace | None = None
 
 

@@ -22,7 +22,8 @@ def _retrieve(req: RetrieveRequest):
     components = current_app.config["KGRAG_COMPONENTS"]
     try:
         result = components.retriever.retrieve(
-            req.question, top_k=req.top_k, filters=req.filters, modes=req.mode_tuple(), rerank=req.rerank
+            req.question, top_k=req.top_k, filters=req.filters, modes=req.mode_tuple(), rerank=req.rerank,
+            history=req.turns(),
         )
     except RetrievalError as exc:
         raise ApiError(400, "invalid_request", str(exc)) from exc
@@ -45,9 +46,11 @@ def query():
     result = _retrieve(req)
     generator = current_app.config["KGRAG_COMPONENTS"].generator
     metrics = current_app.config["KGRAG_METRICS"]
+    completion = result.query.completion
+    question = completion.for_generation if completion is not None else req.question
     if req.stream:
-        return _sse(req.question, result, generator, metrics)
-    answer = generator.answer(req.question, result.hits, abstain=result.below_threshold,
+        return _sse(question, result, generator, metrics)
+    answer = generator.answer(question, result.hits, abstain=result.below_threshold,
                               expansions=result.query.expansions)
     _outcome(metrics, answer.abstained, answer.mode, answer.timings_ms)
     body = answer.response(result)

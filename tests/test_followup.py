@@ -1,0 +1,102 @@
+"""Follow-up questions completed from the conversation (kgrag.retrieve.followup): the rule on its
+own, then through the real pipeline (embedded stores, MiniLM, spaCy, jieba) on a tiny hand-made
+corpus of office pages in English and Chinese, where the follow-up alone finds the wrong page."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kgrag.retrieve.followup import Turn, complete, content_terms, followup_reason
+from kgrag.retrieve.trace import result_dict
+from kgrag.retrieve.types import LinkedEntity
+
+FIXTURE = Path(__file__).parent / "fixtures" / "conversation"
+
+
+@pytest.mark.parametrize("question", [
+    "And for the next one?", "And the one after that?", "What about the following category?",
+    "And for the CFO?", "What about the level above that?", "Is it free?", "Why?",
+    "它呢？", "那第二个呢", "它的电话号码呢？", "还有上海的吗？",
+])
+def test_follow_ups_are_recognized(question):
+    links = question == "And for the CFO?"  # an entity of its own does not make it standalone
+    assert followup_reason(question, links) is not None
+
+
+@pytest.mark.parametrize("question", [
+    "What is the prefix for Group Channels in Slack?",
+    "What is the phone policy for team members?",
+    "Which expenses are not reimbursable when travelling for work to a conference abroad?",
+    "北京办公室在哪里？",
+    "员工每年可以报销几个手机号码？",
+])
+def test_standalone_questions_are_never_changed(question):
+    history = [Turn("Where is the Berlin office?", "At Torstraße 1.")]
+    completion = complete(question, history, [])
+    assert not completion.followup and completion.question == question.strip()
+
+
+def test_completion_carries_the_previous_question_and_keeps_only_content_words():
+    c = complete("For the next item, are family plans covered?",
+                 [Turn("What is the monthly limit for office supplies & consumables?")], [])
+    assert c.followup
+    assert c.question == "What is the monthly limit for office supplies & consumables? family plans covered"
+    assert content_terms("它的电话号码呢？") == ["电话号码"]
+
+
+def test_a_chain_of_follow_ups_carries_back_to_its_standalone_question():
+    history = [Turn("Who leads sales?"), Turn("What is the Slack channel for the CEO?"), Turn("And for the CFO?")]
+    c = complete("And the last one?", history, [])
+    assert c.carried_from == ["What is the Slack channel for the CEO?", "And for the CFO?"]
+
+
+def test_no_history_means_no_completion():
+    le = LinkedEntity("Slack", "slack", "Slack", "exact")
+    c = complete("And for the next one?", [], [le])
+    assert not c.followup and c.question == "And for the next one?"
+
+
+@pytest.fixture(scope="module")
+def offices(tmp_path_factory, embedder, recognizer):
+    from kgrag.components import Components
+    from kgrag.config import Settings
+
+    comps = Components(Settings(data_dir=tmp_path_factory.mktemp("offices")), embedder=embedder,
+                       recognizer=recognizer)
+    report = comps.ingest_job().run([FIXTURE], progress=False)
+    assert len(report.new) == 6 and not report.failed, report
+    yield comps
+    comps.close()
+
+
+def _top_doc(result) -> str:
+    return Path(result.hits[0].chunk.doc_id).stem if result.hits else ""
+
+
+@pytest.mark.parametrize(("previous", "question", "page"), [
+    ("Where is the Berlin office?", "And what is its phone number?", "berlin-office"),
+    ("北京办公室在哪里？", "它的电话号码呢？", "beijing-office"),
+])
+def test_follow_up_completed_from_history_finds_the_right_page(offices, previous, question, page):
+    retriever = offices.retriever
+    alone = retriever.retrieve(question, top_k=5)
+    assert _top_doc(alone) != page, "the fixture must need the history, else this test proves nothing"
+    result = retriever.retrieve(question, top_k=5, history=[Turn(previous)])
+    assert _top_doc(result) == page
+    conversation = result_dict(result)["trace"]["conversation"]
+    assert conversation["followup"] and conversation["carried_from"] == [previous]
+    assert conversation["completed_question"].startswith(previous)
+    assert result.query.question == conversation["completed_question"]
+
+
+def test_standalone_question_with_history_is_searched_as_written(offices):
+    retriever = offices.retriever
+    question = "Are family plans for a phone number reimbursable?"
+    alone = retriever.retrieve(question, top_k=5)
+    with_history = retriever.retrieve(question, top_k=5, history=[Turn("Where is the Berlin office?")])
+    assert with_history.query.question == question
+    assert with_history.query.completion is not None and not with_history.query.completion.followup
+    assert [h.chunk.id for h in with_history.hits] == [h.chunk.id for h in alone.hits]
+    assert _top_doc(alone) == "phone-policy"
