@@ -113,6 +113,45 @@ def test_bad_requests_get_json_errors(client, kwargs, status, code, mentions):
     assert mentions in message
 
 
+BAD_HISTORY = [
+    ("Where is it?", "history: Input should be a valid list"),
+    (["Where is it?"], "history.0: Input should be a valid dictionary"),
+    ([{"q": "Where is it?"}], "history.0.question: Field required"),
+    ([{"question": ""}], "history.0.question"),
+    ([{"question": "   "}], "history.0.question"),
+    ([{"question": "x", "answer": 5}], "history.0.answer"),
+    ([{"question": "x", "answer": "a" * 8001}], "history.0.answer: String should have at most 8000"),
+    ([{"question": "x" * 4001}], "history.0.question: String should have at most 4000"),
+    ([{"question": "x"}] * 21, "history: List should have at most 20 items"),
+    ([{"question": "x", "asked_at": 1}], "history.0.asked_at"),
+]
+
+
+@pytest.mark.parametrize(("history", "mentions"), BAD_HISTORY, ids=[repr(h)[:40] for h, _ in BAD_HISTORY])
+def test_bad_history_is_400_naming_the_field(client, history, mentions):
+    for route in ("/v1/retrieve", "/v1/query"):
+        message = _error(client.post(route, json={"question": "And the next one?", "history": history}),
+                         400, "invalid_request")
+        assert mentions in message, message
+
+
+def test_follow_up_over_http_is_completed_from_history_and_traced(client):
+    previous = "Which manuscripts are known as the Books of Clanranald?"
+    body = client.post("/v1/query", json={"question": "And who kept them?",
+                                          "history": [{"question": previous, "answer": "Two manuscripts."}]})
+    assert body.status_code == 200, body.get_data(as_text=True)
+    trace = body.get_json()["trace"]
+    assert trace["conversation"]["followup"] is True
+    assert trace["conversation"]["carried_from"] == [previous]
+    assert trace["conversation"]["completed_question"] == previous + " kept"
+    assert body.get_json()["citations"][0]["title"] == "Books of Clanranald"
+    alone = client.post("/v1/retrieve", json={"question": "And who kept them?"}).get_json()
+    assert alone["trace"]["conversation"] is None
+    standalone = client.post("/v1/retrieve", json={"question": previous, "history": [{"question": "Hi?"}]}).get_json()
+    assert standalone["trace"]["conversation"]["followup"] is False
+    assert standalone["trace"]["conversation"]["completed_question"] == previous
+
+
 # Every combination of retrieval paths, and no "modes" at all (the default: every path).
 MODE_SETS = [None, ["dense"], ["bm25"], ["graph"], ["dense", "bm25"], ["dense", "graph"], ["bm25", "graph"],
              ["dense", "bm25", "graph"]]
