@@ -100,3 +100,22 @@ def test_standalone_question_with_history_is_searched_as_written(offices):
     assert with_history.query.completion is not None and not with_history.query.completion.followup
     assert [h.chunk.id for h in with_history.hits] == [h.chunk.id for h in alone.hits]
     assert _top_doc(alone) == "phone-policy"
+
+
+def test_conversation_store_expires_and_bounds_turns(tmp_path):
+    from kgrag.conversations import ConversationStore
+
+    now = [1000.0]
+    store = ConversationStore(tmp_path, ttl_s=60, max_turns=3, clock=lambda: now[0])
+    for i in range(5):
+        store.append("c1", Turn(f"question {i}", f"answer {i}"))
+    assert [t.question for t in store.turns("c1")] == ["question 2", "question 3", "question 4"]
+    store.append("c2", Turn("other"))
+    now[0] += 59
+    assert len(store.turns("c1")) == 3  # within the TTL
+    now[0] += 2
+    assert store.turns("c1") == []  # idle past the TTL: forgotten
+    store.append("c3", Turn("fresh"))  # a write sweeps every expired conversation
+    assert store._conn.execute("SELECT DISTINCT conversation_id FROM turns").fetchall() == [("c3",)]
+    assert store.turns("unknown") == []
+    store.close()

@@ -152,6 +152,27 @@ def test_follow_up_over_http_is_completed_from_history_and_traced(client):
     assert standalone["trace"]["conversation"]["completed_question"] == previous
 
 
+def test_conversation_id_keeps_turns_server_side_and_expires_as_configured(demo_kb, tmp_path):
+    server = demo_kb.settings.server.model_copy(update={"conversation_ttl_s": 1.0})
+    settings = demo_kb.settings.model_copy(update={"server": server, "data_dir": tmp_path})
+    client = create_app(settings, demo_kb, warm=False).test_client()
+    previous = "Which manuscripts are known as the Books of Clanranald?"
+    first = client.post("/v1/query", json={"question": previous, "conversation_id": "thread-1"}).get_json()
+    assert first["conversation_id"] == "thread-1"
+    assert first["trace"]["conversation"] is None  # a new conversation: no history yet
+    second = client.post("/v1/retrieve", json={"question": "And who kept them?", "conversation_id": "thread-1"})
+    conversation = second.get_json()["trace"]["conversation"]
+    assert conversation["followup"] and conversation["carried_from"] == [previous]
+    assert (tmp_path / "conversations.sqlite").exists()
+    time.sleep(1.2)
+    expired = client.post("/v1/retrieve", json={"question": "And who kept them?", "conversation_id": "thread-1"})
+    assert expired.get_json()["trace"]["conversation"] is None  # idle past the TTL: no history left
+    both = client.post("/v1/retrieve", json={"question": "x", "conversation_id": "t", "history": [{"question": "y"}]})
+    assert "not both" in _error(both, 400, "invalid_request")
+    bad = client.post("/v1/retrieve", json={"question": "x", "conversation_id": "no spaces allowed"})
+    assert "conversation_id" in _error(bad, 400, "invalid_request")
+
+
 # Every combination of retrieval paths, and no "modes" at all (the default: every path).
 MODE_SETS = [None, ["dense"], ["bm25"], ["graph"], ["dense", "bm25"], ["dense", "graph"], ["bm25", "graph"],
              ["dense", "bm25", "graph"]]

@@ -113,6 +113,7 @@ class RetrieveResponse(_Open):
     hits: list[HitOut]
     trace: TraceOut
     trace_id: str = Field(description="the request id (X-Request-Id) under which this request was logged")
+    conversation_id: str | None = Field(None, description="the conversation this turn was added to, when one was named")
 
 
 class CitationOut(_Open):
@@ -129,6 +130,7 @@ class CitationOut(_Open):
 
 class QueryResponse(_Open):
     answer: str
+    conversation_id: str | None = Field(None, description="the conversation this turn was added to, when one was named")
     citations: list[CitationOut]
     abstained: bool
     mode: Literal["llm", "extractive", "abstain"]

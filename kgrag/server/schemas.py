@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Literal, get_args
 
 from flask import request
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from kgrag.retrieve.followup import Turn
 from kgrag.retrieve.types import PATHS
@@ -46,6 +46,18 @@ class RetrieveRequest(BaseModel):
         default_factory=list, max_length=MAX_HISTORY_TURNS,
         description="earlier turns of the conversation, oldest first: a follow-up question "
                     "('and the next one?') is completed from them; a standalone one is not changed")
+
+    conversation_id: str | None = Field(
+        None, pattern=r"^[A-Za-z0-9._:-]{1,128}$",
+        description="instead of history: a conversation the server keeps (its earlier turns are the history, "
+                    "and this turn is added to it); chosen by the client, e.g. a UUID; forgotten after "
+                    "server.conversation_ttl_s idle")
+
+    @model_validator(mode="after")
+    def _one_source_of_history(self):
+        if self.history and self.conversation_id is not None:
+            raise ValueError("send either history or conversation_id, not both")
+        return self
 
     def mode_tuple(self) -> tuple[str, ...] | None:
         return None if self.modes is None else tuple(dict.fromkeys(self.modes))
