@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from kgrag.lexicon.scripts import has_han
+from kgrag.lexicon.scripts import HAN, has_han
 from kgrag.retrieve.types import LinkedEntity
 
 MAX_SHORT_WORDS = 8  # an English follow-up longer than this says enough to stand alone
@@ -35,7 +35,7 @@ MAX_SHORT_HAN = 14  # the same for a Chinese one, in characters
 MAX_CARRIED_TURNS = 3  # a chain of follow-ups is completed from at most this many questions
 
 _WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)?|\d+", re.UNICODE)
-_HAN = re.compile(r"[\u3400-\u9fff]")
+_HAN = re.compile(f"[{HAN}]")
 _CONTINUATION_EN = re.compile(
     r"^\s*(and|also|then|but|so|same|what about|how about|what of|and what about|and how about)\b",
     re.IGNORECASE)

@@ -34,7 +34,8 @@ class HistoryTurn(BaseModel):
 
 
 class RetrieveRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # The document says what the validator below refuses: never both sources of history.
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"not": {"required": ["history", "conversation_id"]}})
 
     question: str = Field(min_length=1, max_length=MAX_QUESTION_CHARS)
     top_k: int | None = Field(None, ge=1, le=MAX_TOP_K)
@@ -55,7 +56,7 @@ class RetrieveRequest(BaseModel):
 
     @model_validator(mode="after")
     def _one_source_of_history(self):
-        if self.history and self.conversation_id is not None:
+        if {"history", "conversation_id"} <= self.model_fields_set:
             raise ValueError("send either history or conversation_id, not both")
         return self
 
