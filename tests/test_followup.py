@@ -126,3 +126,53 @@ def test_conversation_store_expires_and_bounds_turns(tmp_path):
     assert store._conn.execute("SELECT DISTINCT conversation_id FROM turns").fetchall() == [("c3",)]
     assert store.turns("unknown") == []
     store.close()
+
+
+# -- with an LLM: constrained rewrite, the rule as fallback ----------------------------------------
+def _berlin_followup():
+    return complete("And what is its phone number?", [Turn("Where is the Berlin office?")], [])
+
+
+@pytest.mark.parametrize(("reply", "why"), [
+    ("", "empty"),
+    ("   \n  ", "empty"),
+    ("And what is its phone number?", "unchanged"),
+    ("柏林办公室的电话号码是多少？", "language"),
+    ("What is the phone number of the Tokyo branch?", "shares no term"),
+    ("What is the phone number of the Berlin office? " * 20, "longer than"),
+])
+def test_llm_rewrites_that_break_a_constraint_are_rejected(reply, why):
+    from kgrag.generate.rewrite import RewriteRejected, accept
+
+    with pytest.raises(RewriteRejected, match=why):
+        accept(reply, _berlin_followup())
+
+
+def test_a_good_llm_rewrite_is_taken_from_its_first_line_without_a_label():
+    from kgrag.generate.rewrite import accept
+
+    reply = 'Rewritten question: "What is the phone number of the Berlin office?"\nThis replaces "its".'
+    assert accept(reply, _berlin_followup()) == "What is the phone number of the Berlin office?"
+    zh = complete("它的电话号码呢？", [Turn("北京办公室在哪里？")], [])
+    assert accept("北京办公室的电话号码是多少？", zh) == "北京办公室的电话号码是多少？"
+
+
+def test_an_unreachable_llm_falls_back_to_the_rule_and_says_why(offices):
+    import socket
+    from functools import partial
+
+    from kgrag.config import LLMSettings
+    from kgrag.generate.rewrite import rewrite_followup
+    from kgrag.retrieve.pipeline import Retriever
+
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    llm = LLMSettings(model="openai/absent", api_base=f"http://127.0.0.1:{port}/v1", api_key="x", timeout_s=5)
+    retriever = Retriever(offices.settings.retrieval, offices.chunk_index, offices.graph, offices.embedder,
+                          rewriter=partial(rewrite_followup, llm))
+    result = retriever.retrieve("And what is its phone number?", top_k=5, history=[Turn("Where is the Berlin office?")])
+    conversation = result_dict(result)["trace"]["conversation"]
+    assert conversation["method"] == "rule" and conversation["fallback_reason"].startswith("LLM unavailable")
+    assert _top_doc(result) == "berlin-office"
+    retriever.close()

@@ -89,6 +89,8 @@ class Completion:
     reason: str = ""  # why it is (or is not) taken as a follow-up
     carried_from: list[str] = field(default_factory=list)  # the earlier questions carried
     own_terms: list[str] = field(default_factory=list)  # the follow-up's content words kept
+    method: str = "rule"  # "rule" | "llm": who wrote ``question`` for a follow-up
+    fallback_reason: str | None = None  # why an LLM rewrite was not used
 
     @property
     def for_generation(self) -> str:
@@ -96,6 +98,8 @@ class Completion:
         and says what it follows up on, so the answer is about the right subject."""
         if not self.followup:
             return self.original
+        if self.method == "llm":
+            return self.question  # already a standalone question
         return f"{self.original} (follow-up to: {' / '.join(self.carried_from)})"
 
     def trace(self, carried_entities: Sequence[LinkedEntity] = ()) -> dict:
@@ -106,6 +110,8 @@ class Completion:
             "completed_question": self.question,
             "carried_from": self.carried_from,
             "own_terms": self.own_terms,
+            "method": self.method,
+            "fallback_reason": self.fallback_reason,
             "carried_entities": [le.name for le in carried_entities],
         }
 

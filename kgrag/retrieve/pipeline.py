@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 from kgrag.config import RetrievalSettings
@@ -39,13 +39,18 @@ class Retriever:
         embedder: Embedder,
         reranker: Reranker | None = None,
         linker: EntityLinker | None = None,
+        rewriter: Callable[[Completion], str] | None = None,
     ):
+        """``rewriter``: turns a follow-up into a standalone question (the LLM, when one is
+        configured: ``kgrag.generate.rewrite``); any exception it raises keeps the rule's
+        completion, with the reason in the trace."""
         self.settings = settings
         self.chunk_index = chunk_index
         self.graph = graph
         self.embedder = embedder
         self.reranker = reranker
         self.linker = linker or EntityLinker(graph, settings.fuzzy_link_threshold)
+        self.rewriter = rewriter
         self.paths = {
             "dense": DensePath(chunk_index, lambda q: embedder.embed_queries([q])[0]),
             "bm25": KeywordPath(chunk_index),
@@ -165,7 +170,14 @@ class Retriever:
         if not history:
             return None, None
         own = self.linker.link(question)
-        return complete(question, history, own), own
+        completion = complete(question, history, own)
+        if completion.followup and self.rewriter is not None:
+            try:
+                completion.question = self.rewriter(completion)
+                completion.method = "llm"
+            except Exception as exc:  # noqa: BLE001 - any failure keeps the rule's completion
+                completion.fallback_reason = str(exc)[:300] or type(exc).__name__
+        return completion, own
 
     def _feedback(self, query: Query, keyword: PathResult) -> list[str]:
         """Entities of the best keyword hits, as extra graph seeds: the bridge entity of a

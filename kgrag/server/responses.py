@@ -94,6 +94,8 @@ class ConversationTrace(_Open):
     carried_from: list[str] = Field(description="the earlier questions carried into the search")
     own_terms: list[str]
     carried_entities: list[str] = Field(description="entities linked from the carried questions")
+    method: Literal["rule", "llm"] = Field(description="who completed a follow-up: the LLM-free rule or the LLM")
+    fallback_reason: str | None = Field(description="why the LLM's rewrite was not used (null: not tried or used)")
 
 
 class TraceOut(_Open):
