@@ -139,6 +139,7 @@ def _berlin_followup():
     ("And what is its phone number?", "unchanged"),
     ("柏林办公室的电话号码是多少？", "language"),
     ("What is the phone number of the Tokyo branch?", "shares no term"),
+    ("The Berlin office is located in Berlin, Germany.", "not a question"),  # SmolLM2-135M's reply
     ("What is the phone number of the Berlin office? " * 20, "longer than"),
 ])
 def test_llm_rewrites_that_break_a_constraint_are_rejected(reply, why):

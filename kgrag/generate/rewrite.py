@@ -3,7 +3,7 @@
 The LLM-free rule (``kgrag.retrieve.followup``) decides *whether* a question is a follow-up and
 what it carries; the LLM only rewrites one the rule took as a follow-up ("And for the next
 one?" → "What is the prefix for the channel category after Group Channels in Slack?"). Its
-output is constrained: one line, not too long, in the question's language, different from the
+output is constrained: one line ending in a question mark, not too long, in the question's language, different from the
 follow-up, and sharing a content term with the questions it follows up on (else it did not use
 them). Anything else — an LLM that is down, slow or off the rails — raises ``RewriteRejected``
 and the pipeline keeps the rule's completion, saying why in the trace.
@@ -60,6 +60,10 @@ def accept(reply: str, completion: Completion) -> str:
         raise RewriteRejected("the LLM's rewrite is empty")
     if len(text) > MAX_CHARS:
         raise RewriteRejected(f"the LLM's rewrite is longer than {MAX_CHARS} characters")
+    if not text.endswith(("?", "？")):
+        # Small models answer instead of rewriting ("The Berlin office is in Berlin." from
+        # SmolLM2-135M): a rewrite is a question.
+        raise RewriteRejected("the LLM's rewrite is not a question")
     if has_han(text) != has_han(completion.original):
         raise RewriteRejected("the LLM's rewrite is not in the question's language")
     if text.casefold() == completion.original.casefold():
