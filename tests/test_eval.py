@@ -300,15 +300,19 @@ def test_follow_ups_are_asked_after_their_context_unless_history_is_off(componen
     corpus, _ = tiny_set
     queries = write_jsonl(tmp_path / "followups.jsonl", [
         {"id": "f1", "question": "And what about it?", "gold_ids": ["t-brim"],
-         "meta": {"context": "Which village holds the zentharp festival?"}},
+         "meta": {"context": "Which village holds the zentharp festival?", "category": "follow-up"}},
         {"id": "f2", "question": "And the sculptor?", "gold_ids": ["t-mirelda"],
-         "meta": {"context": [{"question": "Who carved stone figures?", "answer": "Mirelda Osk"}]}},
+         "meta": {"context": [{"question": "Who carved stone figures?", "answer": "Mirelda Osk"}],
+                  "category": "follow-up"}},
+        {"id": "s1", "question": "Which quorvex?", "gold_ids": ["t-lantern"], "meta": {"category": "single"}},
     ])
-    assert [len(q.history) for q in load_queries(queries)] == [1, 1]
+    assert [len(q.history) for q in load_queries(queries)] == [1, 1, 0]
     with_history = run_eval(components, corpus, queries, modes="bm25")
     assert with_history.mode("bm25").recall["1"] == 1.0
+    assert "| bm25 | 100.0 | 100.0 |" in with_history.markdown()  # R@5 per category: follow-up, single
     alone = run_eval(components, corpus, queries, modes="bm25", history=False)
     assert alone.mode("bm25").recall["1"] < 1.0  # "And what about it?" names nothing to search for
+    assert "| follow-up (2) | single (1) |" in alone.markdown()
 
 
 def test_bad_meta_context_names_the_line(tmp_path):

@@ -137,7 +137,8 @@ def run_eval(
                disable=not progress, leave=False)
     for q in queries:
         record: dict[str, Any] = {"id": q.id, "question": q.question, "gold_ids": list(q.gold_ids),
-                                  "answers": list(q.answers), "linked": None, "modes": {}}
+                                  "answers": list(q.answers), "linked": None, "modes": {},
+                                  "category": q.meta.get("category"), "history": [t.question for t in q.history]}
         for mode in mode_list:
             try:
                 result = retriever.retrieve(q.question, top_k=chunk_top_k, modes=mode.paths, rerank=mode.rerank,
