@@ -110,9 +110,16 @@ class Components:
         if self._retriever is None:
             from kgrag.retrieve.pipeline import Retriever
 
+            rewriter = None
+            if self.settings.llm.model:
+                from functools import partial
+
+                from kgrag.generate.rewrite import rewrite_followup
+
+                rewriter = partial(rewrite_followup, self.settings.llm)
             self._retriever = Retriever(
                 self.settings.retrieval, self.chunk_index, self.graph, self.embedder,
-                reranker=self.reranker,
+                reranker=self.reranker, rewriter=rewriter,
             )
         return self._retriever
 

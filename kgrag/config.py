@@ -134,6 +134,10 @@ class ServerSettings(BaseModel):
     port: int = Field(8000, ge=1, le=65535)
     api_key: str | None = None  # admin routes refuse every request while unset
     max_request_bytes: int = 2 * 1024 * 1024
+    # Conversations kept for ``conversation_id`` requests: gone after this long idle, and only
+    # their last turns kept (a follow-up depends on the last few).
+    conversation_ttl_s: float = Field(3600.0, gt=0)
+    conversation_max_turns: int = Field(20, ge=1, le=100)
 
 
 class Settings(BaseSettings):

@@ -112,6 +112,66 @@ def test_bad_requests_get_json_errors(client, kwargs, status, code, mentions):
     assert mentions in message
 
 
+BAD_HISTORY = [
+    ("Where is it?", "history: Input should be a valid list"),
+    (["Where is it?"], "history.0: Input should be a valid dictionary"),
+    ([{"q": "Where is it?"}], "history.0.question: Field required"),
+    ([{"question": ""}], "history.0.question"),
+    ([{"question": "   "}], "history.0.question"),
+    ([{"question": "x", "answer": 5}], "history.0.answer"),
+    ([{"question": "x", "answer": "a" * 8001}], "history.0.answer: String should have at most 8000"),
+    ([{"question": "x" * 4001}], "history.0.question: String should have at most 4000"),
+    ([{"question": "x"}] * 21, "history: List should have at most 20 items"),
+    ([{"question": "x", "asked_at": 1}], "history.0.asked_at"),
+]
+
+
+@pytest.mark.parametrize(("history", "mentions"), BAD_HISTORY, ids=[repr(h)[:40] for h, _ in BAD_HISTORY])
+def test_bad_history_is_400_naming_the_field(client, history, mentions):
+    for route in ("/v1/retrieve", "/v1/query"):
+        message = _error(client.post(route, json={"question": "And the next one?", "history": history}),
+                         400, "invalid_request")
+        assert mentions in message, message
+
+
+def test_follow_up_over_http_is_completed_from_history_and_traced(client):
+    previous = "Which manuscripts are known as the Books of Clanranald?"
+    body = client.post("/v1/query", json={"question": "And who kept them?",
+                                          "history": [{"question": previous, "answer": "Two manuscripts."}]})
+    assert body.status_code == 200, body.get_data(as_text=True)
+    trace = body.get_json()["trace"]
+    assert trace["conversation"]["followup"] is True
+    assert trace["conversation"]["carried_from"] == [previous]
+    assert trace["conversation"]["completed_question"] == previous + " kept"
+    assert body.get_json()["citations"][0]["title"] == "Books of Clanranald"
+    alone = client.post("/v1/retrieve", json={"question": "And who kept them?"}).get_json()
+    assert alone["trace"]["conversation"] is None
+    standalone = client.post("/v1/retrieve", json={"question": previous, "history": [{"question": "Hi?"}]}).get_json()
+    assert standalone["trace"]["conversation"]["followup"] is False
+    assert standalone["trace"]["conversation"]["completed_question"] == previous
+
+
+def test_conversation_id_keeps_turns_server_side_and_expires_as_configured(demo_kb, tmp_path):
+    server = demo_kb.settings.server.model_copy(update={"conversation_ttl_s": 1.0})
+    settings = demo_kb.settings.model_copy(update={"server": server, "data_dir": tmp_path})
+    client = create_app(settings, demo_kb, warm=False).test_client()
+    previous = "Which manuscripts are known as the Books of Clanranald?"
+    first = client.post("/v1/query", json={"question": previous, "conversation_id": "thread-1"}).get_json()
+    assert first["conversation_id"] == "thread-1"
+    assert first["trace"]["conversation"] is None  # a new conversation: no history yet
+    second = client.post("/v1/retrieve", json={"question": "And who kept them?", "conversation_id": "thread-1"})
+    conversation = second.get_json()["trace"]["conversation"]
+    assert conversation["followup"] and conversation["carried_from"] == [previous]
+    assert (tmp_path / "conversations.sqlite").exists()
+    time.sleep(1.2)
+    expired = client.post("/v1/retrieve", json={"question": "And who kept them?", "conversation_id": "thread-1"})
+    assert expired.get_json()["trace"]["conversation"] is None  # idle past the TTL: no history left
+    both = client.post("/v1/retrieve", json={"question": "x", "conversation_id": "t", "history": [{"question": "y"}]})
+    assert "not both" in _error(both, 400, "invalid_request")
+    bad = client.post("/v1/retrieve", json={"question": "x", "conversation_id": "no spaces allowed"})
+    assert "conversation_id" in _error(bad, 400, "invalid_request")
+
+
 # Every combination of retrieval paths, and no "modes" at all (the default: every path).
 MODE_SETS = [None, ["dense"], ["bm25"], ["graph"], ["dense", "bm25"], ["dense", "graph"], ["bm25", "graph"],
              ["dense", "bm25", "graph"]]

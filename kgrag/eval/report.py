@@ -144,6 +144,7 @@ def render_markdown(r: EvalReport) -> str:
                     for st in stages]
         for s in r.modes
     ])
+    out += _category_table(r)
     if r.answers is not None:
         a = r.answers
         who = f"LLM `{a.model}`" if a.model else "extractive answerer"
@@ -160,6 +161,21 @@ def render_markdown(r: EvalReport) -> str:
     if notes:
         out += [""] + [f"- {n}" for n in notes]
     return "\n".join(out) + "\n"
+
+
+def _category_table(r: EvalReport) -> list[str]:
+    """R@5 per ``meta.category`` of the questions (when the set names categories): a change aimed
+    at one kind of question (follow-ups, negation) shows where it helps and whether it costs
+    the others."""
+    categories = sorted({q["category"] for q in r.per_query if q.get("category")})
+    if not categories:
+        return []
+    k = "5" if 5 in r.ks else str(r.ks[-1])
+    groups = {c: [q for q in r.per_query if q.get("category") == c] for c in categories}
+    rows = [[s.mode] + [_pct(sum(q["modes"][s.mode]["recall"][k] for q in qs) / len(qs)) for qs in groups.values()]
+            for s in r.modes]
+    header = ["mode"] + [f"{c} ({len(qs)})" for c, qs in groups.items()]
+    return ["", f"R@{k} per question category (`meta.category`):", "", *_table(header, rows)]
 
 
 def write_chart(r: EvalReport, path: str | Path) -> None:

@@ -92,6 +92,7 @@ def run_eval(
     answers: bool | None = None,
     answer_mode: str | None = None,
     progress: bool = False,
+    history: bool = True,
 ) -> EvalReport:
     """Score ``queries_path`` against ``corpus_path`` with the components' pipeline.
 
@@ -100,7 +101,9 @@ def run_eval(
     (nothing ingested; gold ids name its documents). ``top_k``: passages ranked per query (default:
     the largest of ``ks`` and 10). ``answers``: score generated answers too (default: when an
     LLM is configured; the extractive answerer otherwise on request). ``answer_mode``: the mode
-    whose hits generation reads (default: the last one, the fullest pipeline).
+    whose hits generation reads (default: the last one, the fullest pipeline). ``history``: ask
+    each question after the conversation in its ``meta.context`` (a follow-up is scored as part
+    of its thread); False asks every question on its own.
     """
     started = time.perf_counter()
     ks = sorted(set(ks))
@@ -135,10 +138,12 @@ def run_eval(
                disable=not progress, leave=False)
     for q in queries:
         record: dict[str, Any] = {"id": q.id, "question": q.question, "gold_ids": list(q.gold_ids),
-                                  "answers": list(q.answers), "linked": None, "modes": {}}
+                                  "answers": list(q.answers), "linked": None, "modes": {},
+                                  "category": q.meta.get("category"), "history": [t.question for t in q.history]}
         for mode in mode_list:
             try:
-                result = retriever.retrieve(q.question, top_k=chunk_top_k, modes=mode.paths, rerank=mode.rerank)
+                result = retriever.retrieve(q.question, top_k=chunk_top_k, modes=mode.paths, rerank=mode.rerank,
+                                            history=q.history if history else ())
             except RetrievalError as e:
                 raise RetrievalError(f"query {q.id!r}, mode {mode.name}: {e}") from e
             record["modes"][mode.name] = _score(q, result, depth, ks, corpus.ids)

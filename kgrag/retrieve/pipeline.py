@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 from kgrag.config import RetrievalSettings
 from kgrag.errors import InputError
 from kgrag.lexicon.scripts import has_han
 from kgrag.models.base import Embedder, Reranker
+from kgrag.retrieve.followup import Completion, Turn, complete
 from kgrag.retrieve.fusion import keep_path_heads, rrf, score_fusion
 from kgrag.retrieve.linking import EntityLinker
 from kgrag.retrieve.paths import DensePath, GraphWalkPath, KeywordPath
@@ -38,13 +40,18 @@ class Retriever:
         embedder: Embedder,
         reranker: Reranker | None = None,
         linker: EntityLinker | None = None,
+        rewriter: Callable[[Completion], str] | None = None,
     ):
+        """``rewriter``: turns a follow-up into a standalone question (the LLM, when one is
+        configured: ``kgrag.generate.rewrite``); any exception it raises keeps the rule's
+        completion, with the reason in the trace."""
         self.settings = settings
         self.chunk_index = chunk_index
         self.graph = graph
         self.embedder = embedder
         self.reranker = reranker
         self.linker = linker or EntityLinker(graph, settings.fuzzy_link_threshold)
+        self.rewriter = rewriter
         self.paths: dict[str, RetrievalPath] = {
             "dense": DensePath(chunk_index, lambda q: embedder.embed_queries([q])[0]),
             "bm25": KeywordPath(chunk_index),
@@ -78,7 +85,11 @@ class Retriever:
         filters: SearchFilter | None = None,
         modes: tuple[str, ...] | None = None,
         rerank: bool = True,
+        history: Sequence[Turn] = (),
     ) -> RetrievalResult:
+        """``history``: the conversation's earlier turns, oldest first. A follow-up question
+        ("and the next one?") is completed from them before any path runs
+        (``kgrag.retrieve.followup``); a standalone question is searched as written."""
         s = self.settings
         t_start = time.perf_counter()
         question = question.strip()
@@ -88,22 +99,26 @@ class Retriever:
         unknown = [m for m in modes if m not in PATHS]
         if unknown:
             raise RetrievalError(f"unknown retrieval mode(s) {unknown}; known: {list(PATHS)}")
-        query = Query(question, top_k or s.top_k, filters, modes)
+        timings: dict[str, float] = {}
+        t = time.perf_counter()
+        completion, own_links = self._complete(question, history)
+        if completion is not None:
+            question = completion.question
+        query = Query(question, top_k or s.top_k, filters, modes, completion=completion)
         if "dense" in modes and len(modes) > 1 and not self.embedder.multilingual and has_han(question):
             # An English-only embedder ranks Chinese text near randomly; its vote would only
             # push good keyword and graph hits down (CMRC 2018: fused R@1 84 vs BM25's 98).
             modes = tuple(m for m in modes if m != "dense")
             query.modes = modes
             query.skipped["dense"] = f"embedder {self.embedder.name} is English-only and the question is not"
-        timings: dict[str, float] = {}
 
         # Dense embedding does not need linking: start it first, link meanwhile.
         futures = {}
         if "dense" in modes:
             futures["dense"] = self.pool.submit(self.paths["dense"].search, query, s.candidates)
-        t = time.perf_counter()
         if "bm25" in modes or "graph" in modes:
-            query.linked = self.linker.link(question)
+            reuse = own_links is not None and completion is not None and not completion.followup
+            query.linked = own_links if reuse and own_links is not None else self.linker.link(question)
             query.expansions = self.linker.expansions(query.linked) if "bm25" in modes else []
         timings["link"] = _ms(t)
         if "bm25" in modes:
@@ -150,6 +165,21 @@ class Retriever:
         return RetrievalResult(query, hits, reranker_name, timings, below_threshold=below)
 
     # -- stages --------------------------------------------------------------------------------
+    def _complete(self, question: str, history: Sequence[Turn]) -> tuple[Completion | None, list | None]:
+        """The question completed from the conversation, and the entities the question links
+        on its own (both None without history: nothing to decide)."""
+        if not history:
+            return None, None
+        own = self.linker.link(question)
+        completion = complete(question, history, own)
+        if completion.followup and self.rewriter is not None:
+            try:
+                completion.question = self.rewriter(completion)
+                completion.method = "llm"
+            except Exception as exc:  # noqa: BLE001 - any failure keeps the rule's completion
+                completion.fallback_reason = str(exc)[:300] or type(exc).__name__
+        return completion, own
+
     def _feedback(self, query: Query, keyword: PathResult) -> list[str]:
         """Entities of the best keyword hits, as extra graph seeds: the bridge entity of a
         multi-hop question is named in the passage that answers its first hop, not in the

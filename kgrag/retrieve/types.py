@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from kgrag.stores.filters import SearchFilter
 from kgrag.types import Chunk, GraphPath, ScoredId
+
+if TYPE_CHECKING:
+    from kgrag.retrieve.followup import Completion
 
 PATHS = ("dense", "bm25", "graph")
 
@@ -36,6 +39,12 @@ class Query:
     feedback: list[str] = field(default_factory=list)
     # Paths left out for this question, with the reason (shown in the trace).
     skipped: dict[str, str] = field(default_factory=dict)
+    # How the question was completed from the conversation (None: asked without history).
+    completion: Completion | None = None
+
+    @property
+    def original_question(self) -> str:
+        return self.completion.original if self.completion else self.question
 
 
 @dataclass

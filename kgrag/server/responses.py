@@ -86,6 +86,18 @@ class GenerationTrace(_Open):
     fallback_reason: str | None
 
 
+class ConversationTrace(_Open):
+    followup: bool = Field(description="whether the question was completed from the history")
+    reason: str
+    original_question: str
+    completed_question: str = Field(description="the text every retrieval path searched with")
+    carried_from: list[str] = Field(description="the earlier questions carried into the search")
+    own_terms: list[str]
+    carried_entities: list[str] = Field(description="entities linked from the carried questions")
+    method: Literal["rule", "llm"] = Field(description="who completed a follow-up: the LLM-free rule or the LLM")
+    fallback_reason: str | None = Field(description="why the LLM's rewrite was not used (null: not tried or used)")
+
+
 class TraceOut(_Open):
     modes: list[str]
     linked_entities: list[LinkedEntityOut]
@@ -95,6 +107,7 @@ class TraceOut(_Open):
     reranker: str | None
     below_threshold: bool
     timings_ms: dict[str, float]
+    conversation: ConversationTrace | None = Field(None, description="null when no history was sent")
     generation: GenerationTrace | None = None
 
 
@@ -102,6 +115,7 @@ class RetrieveResponse(_Open):
     hits: list[HitOut]
     trace: TraceOut
     trace_id: str = Field(description="the request id (X-Request-Id) under which this request was logged")
+    conversation_id: str | None = Field(None, description="the conversation this turn was added to, when one was named")
 
 
 class CitationOut(_Open):
@@ -118,6 +132,7 @@ class CitationOut(_Open):
 
 class QueryResponse(_Open):
     answer: str
+    conversation_id: str | None = Field(None, description="the conversation this turn was added to, when one was named")
     citations: list[CitationOut]
     abstained: bool
     mode: Literal["llm", "extractive", "abstain"]

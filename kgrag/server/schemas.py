@@ -5,29 +5,66 @@ from __future__ import annotations
 from typing import Any, Literal, get_args
 
 from flask import request
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from kgrag.retrieve.followup import Turn
 from kgrag.retrieve.types import PATHS
 from kgrag.server.errors import ApiError
 from kgrag.stores.filters import SearchFilter
 
 MAX_TOP_K = 100
+# A follow-up depends on the last few turns; a longer history only costs bytes and time.
+MAX_HISTORY_TURNS = 20
+MAX_QUESTION_CHARS = 4000
+MAX_ANSWER_CHARS = 8000
 PathName = Literal["dense", "bm25", "graph"]
 assert set(get_args(PathName)) == set(PATHS), "PathName must list the retrieval paths"
 
 
-class RetrieveRequest(BaseModel):
+class HistoryTurn(BaseModel):
+    """One earlier turn of the conversation: the user's question and, optionally, the answer."""
+
     model_config = ConfigDict(extra="forbid")
 
-    question: str = Field(min_length=1, max_length=4000)
+    question: str = Field(min_length=1, max_length=MAX_QUESTION_CHARS, pattern=r"\S")
+    answer: str | None = Field(None, max_length=MAX_ANSWER_CHARS)
+
+    def turn(self) -> Turn:
+        return Turn(self.question.strip(), self.answer)
+
+
+class RetrieveRequest(BaseModel):
+    # The document says what the validator below refuses: never both sources of history.
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"not": {"required": ["history", "conversation_id"]}})
+
+    question: str = Field(min_length=1, max_length=MAX_QUESTION_CHARS)
     top_k: int | None = Field(None, ge=1, le=MAX_TOP_K)
     # Parsed here, once: a bad key or value is a 400 naming it (kgrag.stores.filters).
     filters: SearchFilter | None = None
     modes: list[PathName] | None = Field(None, min_length=1, description="retrieval paths to run (default: all)")
     rerank: bool = True
+    history: list[HistoryTurn] = Field(
+        default_factory=list, max_length=MAX_HISTORY_TURNS,
+        description="earlier turns of the conversation, oldest first: a follow-up question "
+                    "('and the next one?') is completed from them; a standalone one is not changed")
+
+    conversation_id: str | None = Field(
+        None, pattern=r"^[A-Za-z0-9._:-]{1,128}$",
+        description="instead of history: a conversation the server keeps (its earlier turns are the history, "
+                    "and this turn is added to it); chosen by the client, e.g. a UUID; forgotten after "
+                    "server.conversation_ttl_s idle")
+
+    @model_validator(mode="after")
+    def _one_source_of_history(self) -> RetrieveRequest:
+        if {"history", "conversation_id"} <= self.model_fields_set:
+            raise ValueError("send either history or conversation_id, not both")
+        return self
 
     def mode_tuple(self) -> tuple[str, ...] | None:
         return None if self.modes is None else tuple(dict.fromkeys(self.modes))
+
+    def turns(self) -> list[Turn]:
+        return [t.turn() for t in self.history]
 
 
 class QueryRequest(RetrieveRequest):

@@ -190,3 +190,34 @@ def test_chinese_browser_gets_the_chinese_ui_and_no_request_fails(page_factory, 
     icon = page.request.get(live_server.url + "/favicon.ico")
     assert icon.status == 200 and icon.headers["content-type"].startswith("image/svg+xml")
     assert failed == [], failed
+
+
+def test_a_thread_keeps_earlier_turns_sends_them_as_history_and_new_conversation_clears_it(page, live_server):
+    first = "Which manuscripts are known as the Books of Clanranald?"
+    open_page(page, live_server)
+    with page.expect_response(lambda r: r.url.endswith("/v1/query")) as info:
+        ask(page, first)
+    assert "history" not in json.loads(info.value.request.post_data)  # nothing earlier yet
+    wait_answer(page)
+    first_answer = page.inner_text("#answer")
+    assert page.is_hidden("#thread")
+
+    with page.expect_response(lambda r: r.url.endswith("/v1/query")) as info:
+        ask(page, "And who kept them?")
+    sent = json.loads(info.value.request.post_data)
+    assert sent["history"] == [{"question": first, "answer": first_answer}]
+    wait_answer(page)
+    turns = page.eval_on_selector_all("#thread li.turn .turn-q", "els => els.map(e => e.textContent)")
+    assert turns == [first]  # the earlier question stays on the page, with its answer
+    assert page.inner_text("#thread li.turn .turn-a") == first_answer
+    assert page.inner_text("#sources li.source b").startswith("Books of Clanranald")
+    page.click("#trace-box summary")
+    assert first in page.inner_text("#trace dl")  # the trace shows the completed follow-up
+
+    page.click("#new-conversation")
+    assert page.is_hidden("#thread") and page.is_hidden("#result")
+    with page.expect_response(lambda r: r.url.endswith("/v1/query")) as info:
+        ask(page, LCA_QUESTION)
+    assert "history" not in json.loads(info.value.request.post_data)
+    wait_answer(page)
+    assert not [c for c in page.kgrag_console if c.startswith(("error", "pageerror"))], page.kgrag_console

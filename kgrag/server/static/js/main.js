@@ -8,6 +8,7 @@ import {citationOrder, openSource, renderAnswerText, renderFlags, renderSources}
 import {renderTrace} from "./trace.js";
 import {renderFeedback} from "./feedback.js";
 import {createExplorer} from "./explorer.js";
+import {createThread} from "./thread.js";
 
 const TOP_K = {min: 1, max: 20};
 
@@ -17,6 +18,7 @@ function emptyState(question = "") {
 }
 let state = emptyState();
 let explorer;
+let thread;
 
 function showError(message) {
   const box = $("#error");
@@ -61,6 +63,10 @@ async function ask(ev) {
   const {request, error} = readForm();
   clearResult();
   if (error) { showError(error); $("#q").focus(); return; }
+  // The answer on screen becomes an earlier turn of the conversation, sent as history.
+  if (state.answer) thread.add(state.question, state.answer.text);
+  const history = thread.history();
+  if (history.length) request.history = history;
   state = emptyState(request.question);
   const started = performance.now();
   setBusy(true, t("searching"));
@@ -110,7 +116,9 @@ function onAnswer(answer) {
 function start() {
   translatePage();
   explorer = createExplorer();
+  thread = createThread($("#thread"), () => { state = emptyState(); clearResult(); setBusy(false); $("#q").focus(); });
   $("#ask").addEventListener("submit", ask);
+  $("#new-conversation").addEventListener("click", () => thread.reset());
   $("#entity-search").addEventListener("submit", (ev) => { ev.preventDefault(); explorer.search($("#entity-q").value); });
   $("#q").focus();
   document.body.dataset.ready = "true";

@@ -4,6 +4,7 @@
 
 import {clear, el} from "./dom.js";
 import {t} from "./i18n.js";
+import {conversationSummary} from "./thread.js";
 
 const PATHS = ["dense", "bm25", "graph"];
 
@@ -16,6 +17,8 @@ export function renderTrace(node, retrieval, answer, handlers) {
     [t("tr_linked"), linkedSummary(trace.linked_entities, handlers)],
     [t("tr_expansions"), trace.expansions.length ? trace.expansions.join(", ") : t("tr_none")],
   ];
+  const conversation = conversationSummary(trace.conversation);
+  if (conversation) rows.unshift([t("tr_conversation"), conversation]);
   if (trace.feedback_entities?.length) rows.push([t("tr_feedback"), trace.feedback_entities.join(", ")]);
   rows.push([t("tr_reranker"), trace.reranker ?? t("tr_none")]);
   if (answer) rows.push([t("tr_answer"), answer.model ? `${answer.mode} (${answer.model})` : answer.mode]);
