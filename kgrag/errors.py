@@ -16,7 +16,7 @@ InputError ← ApiError (server; its own 4xx status), RetrievalError, LoadError,
 AliasError, TransferError, EvalConfigError, EvalDataError, CompareError (and SearchFilter.parse
 raises it);
 StoreError ← KnowledgeBaseError (eval), ArcadeUnavailable (test launcher);
-ModelError ← EmbedderError, RerankerError, NerError, LLMError.
+ModelError ← EmbedderError, RerankerError, NerError, LLMError, RewriteRejected.
 InputError and ConfigError are ValueErrors, so every class that was one still is;
 KnowledgeBaseError and ArcadeUnavailable stay RuntimeErrors, for callers that catch those.
 """

@@ -24,6 +24,7 @@ EXPECTED = {
     "kgrag.eval.compare.CompareError": InputError,
     "kgrag.eval.kb.KnowledgeBaseError": StoreError,
     "kgrag.generate.llm.LLMError": ModelError,
+    "kgrag.generate.rewrite.RewriteRejected": ModelError,
     "kgrag.aliases.service.AliasError": InputError,
     "kgrag.transfer.TransferError": InputError,
     "kgrag.lexicon.glossary.GlossaryError": InputError,

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 
 from kgrag.config import LLMSettings
+from kgrag.errors import ModelError
 from kgrag.generate.llm import LLMError, complete
 from kgrag.lexicon.scripts import han_runs, has_han
 from kgrag.retrieve.followup import Completion, content_terms
@@ -31,7 +32,7 @@ SYSTEM = (
 )
 
 
-class RewriteRejected(Exception):
+class RewriteRejected(ModelError):
     """The LLM gave no usable standalone question; the message says why."""
 
 
