@@ -18,14 +18,14 @@ from kgrag.retrieve.linking import EntityLinker
 from kgrag.retrieve.paths import DensePath, GraphWalkPath, KeywordPath
 from kgrag.retrieve.postprocess import drop_overlapping, expand_parents, lexical_coverage
 from kgrag.retrieve.types import PATHS, Hit, PathResult, Query, RetrievalResult
-from kgrag.stores.base import ChunkIndex, GraphStore, StoreError
+from kgrag.stores.base import ChunkIndex, GraphStore
 from kgrag.stores.filters import SearchFilter
 
 
 class RetrievalError(InputError):
-    """A retrieval request that cannot be served as asked (bad mode, empty question, a store
-    that refused the search). Bad filters never get here: ``SearchFilter.parse`` refuses them
-    at the edge."""
+    """A retrieval request that cannot be served as asked (bad mode, empty question). Bad
+    filters never get here: ``SearchFilter.parse`` refuses them at the edge. A store that fails
+    mid-search raises its own ``StoreError``: that is the server's fault, not the question's."""
 
 
 class Retriever:
@@ -107,14 +107,11 @@ class Retriever:
         timings["link"] = _ms(t)
         if "bm25" in modes:
             futures["bm25"] = self.pool.submit(self.paths["bm25"].search, query, s.candidates)
-        try:
-            if "graph" in modes:
-                if s.feedback_chunks and "bm25" in modes:
-                    query.feedback = self._feedback(query, futures["bm25"].result())
-                futures["graph"] = self.pool.submit(self.paths["graph"].search, query, s.candidates)
-            results: list[PathResult] = [futures[name].result() for name in modes]
-        except StoreError as exc:
-            raise RetrievalError(str(exc)) from exc
+        if "graph" in modes:
+            if s.feedback_chunks and "bm25" in modes:
+                query.feedback = self._feedback(query, futures["bm25"].result())
+            futures["graph"] = self.pool.submit(self.paths["graph"].search, query, s.candidates)
+        results: list[PathResult] = [futures[name].result() for name in modes]
         for result in results:
             timings[result.name] = result.ms
 

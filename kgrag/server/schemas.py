@@ -12,6 +12,10 @@ from kgrag.server.errors import ApiError
 from kgrag.stores.filters import SearchFilter
 
 MAX_TOP_K = 100
+# No request of this API nests deeper than a few levels (document metadata, filters); the
+# limit keeps recursive consumers (pydantic, json.dumps, SQLite JSON) far from Python's
+# recursion limit. 100k nested "[" was a 500 RecursionError before.
+MAX_JSON_DEPTH = 32
 PathName = Literal["dense", "bm25", "graph"]
 assert set(get_args(PathName)) == set(PATHS), "PathName must list the retrieval paths"
 
@@ -20,18 +24,19 @@ class RetrieveRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     question: str = Field(min_length=1, max_length=4000)
-    top_k: int | None = Field(None, ge=1, le=MAX_TOP_K)
+    # strict: "5" or 5.0 is refused naming the field, not silently coerced
+    top_k: int | None = Field(None, ge=1, le=MAX_TOP_K, strict=True)
     # Parsed here, once: a bad key or value is a 400 naming it (kgrag.stores.filters).
     filters: SearchFilter | None = None
     modes: list[PathName] | None = Field(None, min_length=1, description="retrieval paths to run (default: all)")
-    rerank: bool = True
+    rerank: bool = Field(True, strict=True)
 
     def mode_tuple(self) -> tuple[str, ...] | None:
         return None if self.modes is None else tuple(dict.fromkeys(self.modes))
 
 
 class QueryRequest(RetrieveRequest):
-    stream: bool = False
+    stream: bool = Field(False, strict=True)
 
 
 class TextDocument(BaseModel):
@@ -54,9 +59,31 @@ class DocumentsRequest(BaseModel):
 def json_body() -> dict:
     if not request.is_json:
         raise ApiError(415, "unsupported_media_type", "send a JSON body with Content-Type: application/json")
-    body = request.get_json(silent=True)
+    try:
+        body = request.get_json(silent=True)
+    except RecursionError:  # the C parser's own guard, far deeper than MAX_JSON_DEPTH
+        body = _TOO_DEEP
+    if body is _TOO_DEEP or json_depth(body, MAX_JSON_DEPTH) > MAX_JSON_DEPTH:
+        raise ApiError(400, "invalid_json", f"the JSON body nests deeper than {MAX_JSON_DEPTH} levels")
     if body is None:
         raise ApiError(400, "invalid_json", "the request body is not valid JSON")
     if not isinstance(body, dict):
         raise ApiError(400, "invalid_request", "the JSON body must be an object")
     return body
+
+
+_TOO_DEEP = object()
+
+
+def json_depth(value: Any, limit: int) -> int:
+    """How deep ``value``'s arrays and objects nest (a scalar: 0), counted iteratively and
+    stopping once past ``limit``."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, (dict, list)):
+            deepest = max(deepest, depth)
+            if deepest > limit:
+                return deepest
+            stack.extend((child, depth + 1) for child in (node.values() if isinstance(node, dict) else node))
+    return deepest
