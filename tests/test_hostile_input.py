@@ -65,7 +65,7 @@ def test_every_error_body_carries_the_request_id(served):
     assert _error(given, 400, "invalid_request")["request_id"] == "client-chosen-7"
 
 
-def _corrupt_knowledge_base(settings, embedder, recognizer) -> Components:
+def _corrupt_knowledge_base(settings, embedder, recognizer, keep_header: bool) -> Components:
     comps = Components(settings, embedder=embedder, recognizer=recognizer)
     from kgrag.types import Document
     from kgrag.ingest.loaders.base import content_hash
@@ -76,16 +76,20 @@ def _corrupt_knowledge_base(settings, embedder, recognizer) -> Components:
     comps.close()
     files = sorted(Path(settings.data_dir).glob("*.sqlite"))
     assert files, list(Path(settings.data_dir).iterdir())
-    for path in files:  # what a disk fault or a stray write leaves: not a database any more
-        size = path.stat().st_size
-        path.write_bytes(os.urandom(size))
+    for path in files:  # what a disk fault or a stray write leaves
+        data = path.read_bytes()
+        # keep_header: the file still opens as SQLite, its pages are garbage ("database disk
+        # image is malformed" on the first search); else not a database at all.
+        head = data[:4096] if keep_header else b""
+        path.write_bytes(head + os.urandom(len(data) - len(head)))
     return Components(settings, embedder=embedder, recognizer=recognizer)
 
 
-def test_a_broken_store_is_503_not_400_and_shows_no_server_path(settings, embedder, recognizer):
+@pytest.mark.parametrize("keep_header", [True, False], ids=["malformed-pages", "not-a-database"])
+def test_a_broken_store_is_503_not_400_and_shows_no_server_path(settings, embedder, recognizer, keep_header):
     """Before: 400 invalid_request "database disk image is malformed" (a store failure blamed
-    on the question) or a 500 naming the server's files."""
-    comps = _corrupt_knowledge_base(settings, embedder, recognizer)
+    on the question) or 500 internal_error."""
+    comps = _corrupt_knowledge_base(settings, embedder, recognizer, keep_header)
     try:
         client = create_app(_with_key(settings), comps, warm=False).test_client()
         for route in ("/v1/retrieve", "/v1/query"):
