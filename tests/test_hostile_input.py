@@ -121,7 +121,7 @@ def test_deeply_nested_json_is_a_400(served, body):
     _still_serving(client)
 
 
-@pytest.mark.parametrize(("field", "value"), [("top_k", "5"), ("top_k", 5.0), ("top_k", True),
+@pytest.mark.parametrize(("field", "value"), [("top_k", "5"), ("top_k", 5.5), ("top_k", True),
                                                ("rerank", "false"), ("rerank", 0), ("stream", "yes"),
                                                ("stream", 1)])
 def test_numbers_and_flags_are_not_coerced(served, field, value):
@@ -130,6 +130,13 @@ def test_numbers_and_flags_are_not_coerced(served, field, value):
     route = "/v1/query"
     error = _error(client.post(route, json={"question": "Glass Harbor", field: value}), 400, "invalid_request")
     assert error["message"].startswith(field), error
+
+
+def test_an_integral_number_is_an_integer(served):
+    """JSON Schema's "integer" (what the API document says) includes 5.0."""
+    client, _ = served
+    resp = client.post("/v1/retrieve", json={"question": "Glass Harbor", "top_k": 2.0})
+    assert resp.status_code == 200 and len(resp.get_json()["hits"]) == 2
 
 
 def test_the_api_document_says_the_types_the_server_enforces(served):

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal, get_args
+from typing import Annotated, Any, Literal, get_args
 
 from flask import request
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from kgrag.retrieve.types import PATHS
 from kgrag.server.errors import ApiError
@@ -20,12 +20,22 @@ PathName = Literal["dense", "bm25", "graph"]
 assert set(get_args(PathName)) == set(PATHS), "PathName must list the retrieval paths"
 
 
+def _json_integer(value: Any) -> Any:
+    """A JSON number, not a string or a boolean that Python would coerce ("5", true). 5.0 is
+    accepted: JSON Schema's "integer" includes it, and the OpenAPI document says "integer"."""
+    if isinstance(value, (str, bool)):
+        raise ValueError(f"expected an integer, got {type(value).__name__} {value!r}")
+    return value
+
+
+
+
 class RetrieveRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     question: str = Field(min_length=1, max_length=4000)
-    # strict: "5" or 5.0 is refused naming the field, not silently coerced
-    top_k: int | None = Field(None, ge=1, le=MAX_TOP_K, strict=True)
+    # "5" or true is refused naming the field, not silently coerced
+    top_k: Annotated[int, Field(ge=1, le=MAX_TOP_K), BeforeValidator(_json_integer)] | None = None
     # Parsed here, once: a bad key or value is a 400 naming it (kgrag.stores.filters).
     filters: SearchFilter | None = None
     modes: list[PathName] | None = Field(None, min_length=1, description="retrieval paths to run (default: all)")
