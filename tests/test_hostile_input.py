@@ -206,6 +206,11 @@ def test_deeply_nested_html_and_markdown_uploads_are_ingested_or_reported(admin_
     hits = admin_client.post("/v1/retrieve", json={"question": "What colour does the abyssal lantern fish glow?",
                                                    "modes": ["bm25"]}).get_json()["hits"]
     assert hits and hits[0]["doc_id"] == "uploads/deep.html"
+    # A record file nested past any parser's limit is reported by name, not a 500.
+    error = _error(_upload(admin_client, (b"[" * 100_000 + b"\n", "deep.jsonl")), 400, "no_documents")
+    assert "deep.jsonl" in error["message"] and "nested too deeply" in error["message"]
+    assert "deep.jsonl" not in _stored(admin_client)
+    assert admin_client.get("/healthz").get_json() == {"status": "ok"}
 
 
 def test_unicode_upload_names_are_kept_and_paths_stripped(admin_client):
