@@ -17,7 +17,6 @@ import click
 from kgrag.config import Settings, load_settings
 
 EXIT_PARTIAL = 1
-EXIT_USAGE = 2
 
 
 def _offline_env() -> None:
@@ -200,7 +199,7 @@ def query(settings: Settings, question: str, top_k: int | None, modes: tuple[str
         click.echo(f"{i:2d}. {hit.score:.4f} {hit.chunk.id}  [{paths}]  {hit.chunk.text[:80]!r}")
 
 
-from kgrag.cli_transfer import transfer as _transfer  # noqa: E402  (its own module: kgrag.transfer)
+from kgrag.transfer.cli import transfer as _transfer  # noqa: E402  (its own package: kgrag/transfer)
 
 main.add_command(_transfer)
 

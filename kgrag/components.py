@@ -85,7 +85,7 @@ class Components:
             self.graph,
             self.chunker(),
             embedder_factory=lambda: self.embedder,
-            extractor_factory=self.build_extractor,
+            extractor_factory=lambda: self.build_extractor(self.graph),
         )
 
     @property

@@ -22,6 +22,8 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from kgrag.stores.factory import ChunkStoreKind, GraphStoreKind
+
 
 class ChunkingSettings(BaseModel):
     # Children are what we search: small enough to be specific. Parents are what generation
@@ -142,8 +144,8 @@ class Settings(BaseSettings):
     )
 
     data_dir: Path = Path("./data")
-    chunk_store: Literal["sqlite", "elasticsearch"] = "sqlite"
-    graph_store: Literal["sqlite", "neo4j"] = "sqlite"
+    chunk_store: ChunkStoreKind = "sqlite"  # the kinds: kgrag.stores.factory
+    graph_store: GraphStoreKind = "sqlite"
     chunking: ChunkingSettings = Field(default_factory=ChunkingSettings)
     embedder: EmbedderSettings = Field(default_factory=EmbedderSettings)
     extraction: ExtractionSettings = Field(default_factory=ExtractionSettings)
@@ -157,10 +159,6 @@ class Settings(BaseSettings):
     @classmethod
     def _expand(cls, v: Path) -> Path:
         return v.expanduser()
-
-    @property
-    def sqlite_path(self) -> Path:
-        return self.data_dir / "kgrag.sqlite"
 
     @classmethod
     def settings_customise_sources(

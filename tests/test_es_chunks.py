@@ -13,11 +13,11 @@ import pytest
 
 from kgrag.config import ElasticsearchSettings, Settings
 from kgrag.stores.base import StoreError
-from kgrag.stores.es_chunks import ElasticsearchChunkIndex
-from kgrag.stores.es_mapping import MAPPING_VERSION, META_KEY
+from kgrag.stores.elasticsearch.chunks import ElasticsearchChunkIndex
+from kgrag.stores.elasticsearch.mapping import MAPPING_VERSION, META_KEY
 from kgrag.stores.filters import SearchFilter
 from kgrag.stores.factory import build_chunk_index
-from kgrag.stores.sqlite_chunks import SqliteChunkIndex
+from kgrag.stores.sqlite.chunks import SqliteChunkIndex
 from kgrag.types import Chunk
 from tests import es_servers
 from tests.contract.test_chunk_index_contract import (

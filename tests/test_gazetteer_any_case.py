@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from kgrag.lexicon.gazetteer import Gazetteer
 from kgrag.lexicon.glossary import glossary_aliases
-from kgrag.stores.sqlite_graph import SqliteGraphStore
+from kgrag.stores.sqlite.graph import SqliteGraphStore
 from kgrag.types import Entity
 
 

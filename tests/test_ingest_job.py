@@ -166,7 +166,7 @@ def test_bad_files_reported_good_files_ingested(tmp_path, settings):
 
 
 def _graph_documents(path: Path) -> int:
-    from kgrag.stores.sqlite_graph import SqliteGraphStore
+    from kgrag.stores.sqlite.graph import SqliteGraphStore
 
     if not path.exists():
         return 0

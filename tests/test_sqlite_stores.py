@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from kgrag.stores.base import StoreError
-from kgrag.stores.sqlite_chunks import SqliteChunkIndex
-from kgrag.stores.sqlite_graph import SqliteGraphStore
+from kgrag.stores.sqlite.chunks import SqliteChunkIndex
+from kgrag.stores.sqlite.graph import SqliteGraphStore
 from kgrag.types import Chunk, Document, Entity, Mention, Relation
 
 DIM = 16

@@ -7,7 +7,7 @@ candidate is confirmed by matching its text with a gazetteer over the graph's wh
 table — the matcher ingestion uses, so longest match, word boundaries and the case rules
 agree with what ingestion would have found had it known the alias. A confirmed chunk gets a
 mention of the entity (count: how often its aliases match there) and a CO_OCCURS relation
-with the chunk's other entities, as ingestion would have written. ``GraphStore.add_mentions``
+with the chunk's other entities, as ingestion would have written. ``AliasAdmin.add_mentions``
 only ever raises counts, so running this twice changes nothing.
 """
 
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from kgrag.lexicon.gazetteer import Gazetteer, matchable
 from kgrag.lexicon.normalize import normalize_alias
-from kgrag.stores.base import ChunkIndex, GraphStore
+from kgrag.stores.base import AliasGraph, ChunkIndex
 from kgrag.text.analyze import analyze
 from kgrag.types import CO_OCCURS, Chunk, Mention, Relation
 
@@ -41,7 +41,7 @@ class LinkReport:
 
 
 def link_aliases(
-    graph: GraphStore,
+    graph: AliasGraph,
     chunk_index: ChunkIndex,
     key: str,
     aliases: Sequence[str],

@@ -1,5 +1,5 @@
 """Alias administration: the operations behind ``kgrag aliases`` and ``/v1/entities/...``, with
-their validation and policy. The graph store does the mechanics (``GraphStore.add_aliases``,
+their validation and policy. The graph store does the mechanics (``AliasAdmin.add_aliases``,
 ``merge_entities``, ...); everything decided here is written down below.
 
 Names. Wherever an entity is named (CANONICAL, OLD, KEEP, ENTITY), its key, its canonical name
@@ -41,7 +41,7 @@ from typing import Any
 
 from kgrag.aliases.linking import link_aliases
 from kgrag.lexicon.normalize import normalize_alias
-from kgrag.stores.base import AuditEntry, ChunkIndex, GraphStore
+from kgrag.stores.base import AliasGraph, AuditEntry, ChunkIndex
 from kgrag.types import CONCEPT, Entity
 
 MAX_NAME_CHARS = 200
@@ -90,7 +90,7 @@ def clean_aliases(aliases: Sequence[Any]) -> list[str]:
 
 
 class AliasService:
-    def __init__(self, graph: GraphStore, chunk_index: ChunkIndex, *, user: str,
+    def __init__(self, graph: AliasGraph, chunk_index: ChunkIndex, *, user: str,
                  max_entities_per_chunk: int = 30, on_change: Callable[[], None] | None = None):
         self.graph = graph
         self.chunk_index = chunk_index

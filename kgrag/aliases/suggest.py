@@ -35,7 +35,7 @@ import numpy as np
 
 from kgrag.lexicon.normalize import normalize_alias
 from kgrag.models.base import Embedder
-from kgrag.stores.base import GraphStore
+from kgrag.stores.base import AliasGraph
 from kgrag.types import Entity
 
 WEIGHTS = {"shared_alias": 1.0, "spacing": 1.0, "acronym": 0.8, "fuzzy": 1.0, "embedding": 1.0, "neighbours": 0.5}
@@ -77,7 +77,7 @@ class Suggestion:
 
 
 def suggest_duplicates(
-    graph: GraphStore,
+    graph: AliasGraph,
     *,
     embedder: Embedder | None = None,
     limit: int = 50,
@@ -170,7 +170,7 @@ def _embedding(pool: Sequence[Entity], embedder: Embedder, threshold: float, not
         note(pool[i].key, pool[j].key, "embedding", round(float(similarity[i, j]), 3))
 
 
-def _neighbours(graph: GraphStore, pool: Sequence[Entity], min_shared: int, min_jaccard: float, note) -> None:
+def _neighbours(graph: AliasGraph, pool: Sequence[Entity], min_shared: int, min_jaccard: float, note) -> None:
     around: dict[str, set[str]] = {}
     by_neighbour: dict[str, set[str]] = defaultdict(set)
     for e in pool:

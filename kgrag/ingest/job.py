@@ -1,7 +1,7 @@
 """The ingestion job: load → chunk → embed → extract → write, incremental by content hash.
 
 Why documents are written one at a time even though embedding is batched: each document's
-write is the unit of atomicity. ``GraphStore.write_document`` records the document's hash last,
+write is the unit of atomicity. ``GraphWriter.write_document`` records the document's hash last,
 in one transaction, so a crash at any point leaves every document either fully written
 (skipped on re-run) or without a recorded hash (re-processed from scratch on re-run, after its
 partial chunks are deleted). That is what makes a killed run converge to a clean one.
@@ -21,7 +21,7 @@ from tqdm import tqdm
 from kgrag.ingest.chunking import Chunker
 from kgrag.ingest.loaders import LoadError, discover, load
 from kgrag.models.base import Embedder
-from kgrag.stores.base import ChunkIndex, GraphStore
+from kgrag.stores.base import ChunkIndex, GraphWriter
 from kgrag.types import Chunk, Document
 
 log = logging.getLogger(__name__)
@@ -119,10 +119,10 @@ class IngestJob:
     def __init__(
         self,
         chunk_index: ChunkIndex,
-        graph: GraphStore,
+        graph: GraphWriter,
         chunker: Chunker,
         embedder_factory: Callable[[], Embedder],
-        extractor_factory: Callable[[GraphStore], object],
+        extractor_factory: Callable[[], object],
     ):
         self.chunk_index = chunk_index
         self.graph = graph
@@ -142,7 +142,7 @@ class IngestJob:
     def extractor(self):
         # Built after glossaries are applied: its gazetteer starts from the graph's alias table.
         if self._extractor is None:
-            self._extractor = self._extractor_factory(self.graph)
+            self._extractor = self._extractor_factory()
         return self._extractor
 
     # -- public ----------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 """Query-time entity linking: which entities of the graph does the question name?
 
 Exact first: every run of words (and of CJK characters) in the normalized question is looked
-up in the graph's alias table in one round trip (``GraphStore.lookup_aliases`` of
+up in the graph's alias table in one round trip (``GraphReader.lookup_aliases`` of
 ``candidate_aliases``), so an alias added by the admin a moment ago links at once — there is no
 cached table to go stale. The aliases found are matched by the gazetteer ingestion uses
 (``kgrag.lexicon.gazetteer``): longest matches win and do not overlap.
@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from kgrag.lexicon.gazetteer import Gazetteer, candidate_aliases, english_stop_words
 from kgrag.lexicon.normalize import normalize_alias
 from kgrag.retrieve.types import LinkedEntity
-from kgrag.stores.base import GraphStore
+from kgrag.stores.base import GraphReader
 
 FUZZY_TTL_S = 60.0
 MAX_EXPANSIONS_PER_ENTITY = 8
@@ -40,7 +40,7 @@ _QUOTED = re.compile(r"[\"“”'‘’「『《]([^\"“”‘’」』》]{3,8
 
 
 class EntityLinker:
-    def __init__(self, graph: GraphStore, fuzzy_threshold: float = 90.0):
+    def __init__(self, graph: GraphReader, fuzzy_threshold: float = 90.0):
         self.graph = graph
         self.fuzzy_threshold = fuzzy_threshold
         self._stop = english_stop_words()

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from kgrag.lexicon.normalize import normalize_alias
 from kgrag.lexicon.titles import title_aliases
 from kgrag.retrieve.types import PathResult, Query
-from kgrag.stores.base import ChunkIndex, GraphStore
+from kgrag.stores.base import ChunkIndex, GraphReader
 from kgrag.types import GraphPath, ScoredId
 
 # Graph path scoring knobs. An entity reached in h hops counts HOP_DECAY**h as much as one the
@@ -72,7 +72,7 @@ class GraphWalkPath:
 
     name = "graph"
 
-    def __init__(self, graph: GraphStore, corpus_size: Callable[[], int], hops: int = 2,
+    def __init__(self, graph: GraphReader, corpus_size: Callable[[], int], hops: int = 2,
                  max_entities: int = 200,
                  chunk_titles: Callable[[list[str]], dict[str, str]] | None = None):
         self.graph = graph

@@ -18,7 +18,7 @@ from kgrag.retrieve.linking import EntityLinker
 from kgrag.retrieve.paths import DensePath, GraphWalkPath, KeywordPath
 from kgrag.retrieve.postprocess import drop_overlapping, expand_parents, lexical_coverage
 from kgrag.retrieve.types import PATHS, Hit, PathResult, Query, RetrievalResult
-from kgrag.stores.base import ChunkIndex, GraphStore
+from kgrag.stores.base import ChunkIndex, GraphReader
 from kgrag.stores.filters import SearchFilter
 
 
@@ -33,7 +33,7 @@ class Retriever:
         self,
         settings: RetrievalSettings,
         chunk_index: ChunkIndex,
-        graph: GraphStore,
+        graph: GraphReader,
         embedder: Embedder,
         reranker: Reranker | None = None,
         linker: EntityLinker | None = None,

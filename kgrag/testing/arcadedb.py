@@ -69,7 +69,7 @@ class ArcadeBoltServer:
         config = {"bolt": bolt, "http": http, "https": https, "heap": heap, "root": str(root / "databases")}
         # cwd = root: ArcadeDB writes its log/ folder into the working directory.
         process = subprocess.Popen(
-            [sys.executable, "-m", "kgrag.stores.neo4j_arcadedb", json.dumps(config)],
+            [sys.executable, "-m", "kgrag.testing.arcadedb", json.dumps(config)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=root,
             env={**os.environ, "KGRAG_ARCADEDB_PASSWORD": password}, text=True,
         )
@@ -102,9 +102,6 @@ class ArcadeBoltServer:
 
     def create_database(self, name: str) -> None:
         self._server_command(f"create database {name}")
-
-    def drop_database(self, name: str) -> None:
-        self._server_command(f"drop database {name}")
 
     def _server_command(self, command: str) -> None:
         token = base64.b64encode(f"{USER}:{self.password}".encode()).decode()

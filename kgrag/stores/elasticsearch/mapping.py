@@ -3,7 +3,7 @@ query clauses it serves.
 
 One index per knowledge base (``elasticsearch.index``), created by kgrag with an explicit
 mapping (``dynamic: strict``: a document with an unknown field is refused instead of growing
-the mapping). Why the text fields hold pre-analysed terms is explained in ``es_chunks``.
+the mapping). Why the text fields hold pre-analysed terms is explained in ``elasticsearch.chunks``.
 """
 
 from __future__ import annotations

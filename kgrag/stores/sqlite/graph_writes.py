@@ -1,19 +1,19 @@
-"""Schema and write steps of the embedded graph store (``sqlite_graph``).
+"""Schema and write steps of the embedded graph store (``sqlite.graph``).
 
-Validation runs before a transaction opens; the write steps run inside one and raise
-StoreError to roll it back.
+Input is validated before a transaction opens (``kgrag.stores.graph_rules``); the steps here
+run inside one and raise StoreError to roll it back.
 """
 
 from __future__ import annotations
 
-import math
 import sqlite3
 from collections.abc import Sequence
 
+from kgrag.errors import StoreError
 from kgrag.lexicon.normalize import normalize_alias
-from kgrag.stores.base import StoreError
-from kgrag.stores.sqlite_db import IN_JSON, id_list
-from kgrag.types import Chunk, Document, Entity, Mention, Relation
+from kgrag.stores.graph_rules import check_entity_keys
+from kgrag.stores.sqlite.db import IN_JSON, id_list
+from kgrag.types import Entity
 
 SCHEMA_VERSION = 1
 SCHEMA = """
@@ -48,49 +48,8 @@ CREATE INDEX relation_target ON relation_evidence (target_key, source_key);
 CREATE INDEX relation_chunk ON relation_evidence (chunk_id)
 """
 
-UNDIRECTED_RELATION_TYPES = frozenset({"CO_OCCURS"})
-PREVIEW_CHARS = 200
 
-
-# -- validation (before any write) ---------------------------------------------------------
-def check_chunks(what: str, doc: Document, chunks: Sequence[Chunk]) -> set[str]:
-    ids: set[str] = set()
-    for c in chunks:
-        if c.doc_id != doc.id:
-            raise StoreError(f"{what}: chunk {c.id!r} belongs to document {c.doc_id!r}")
-        if c.id in ids:
-            raise StoreError(f"{what}: chunk id {c.id!r} appears twice")
-        ids.add(c.id)
-    return ids
-
-
-def mention_rows(what: str, mentions: Sequence[Mention], chunk_ids: set[str]) -> list[tuple]:
-    for m in mentions:
-        if m.chunk_id not in chunk_ids:
-            raise StoreError(
-                f"{what}: mention of {m.entity_key!r} references chunk {m.chunk_id!r}, "
-                "not one of this document's chunks"
-            )
-        if m.count < 1:
-            raise StoreError(f"{what}: mention of {m.entity_key!r} in {m.chunk_id!r} has count {m.count}")
-    return [(m.entity_key, m.chunk_id, int(m.count)) for m in mentions]
-
-
-def relation_rows(what: str, relations: Sequence[Relation], chunk_ids: set[str]) -> list[tuple]:
-    rows = []
-    for r in relations:
-        label = f"relation {r.source_key!r} -[{r.type}]- {r.target_key!r}"
-        if r.chunk_id not in chunk_ids:
-            raise StoreError(f"{what}: {label} references chunk {r.chunk_id!r}, not one of this document's chunks")
-        if not math.isfinite(r.weight) or r.weight < 0:
-            raise StoreError(f"{what}: {label} has weight {r.weight}")
-        source, target = r.source_key, r.target_key
-        if r.type in UNDIRECTED_RELATION_TYPES and target < source:
-            source, target = target, source
-        rows.append((source, target, r.type, r.chunk_id, float(r.weight)))
-    return rows
-
-
+# -- checks inside a transaction -------------------------------------------------------------
 def check_entities_exist(conn: sqlite3.Connection, what: str, keys: set[str]) -> None:
     if not keys:
         return
@@ -139,9 +98,7 @@ def remove_orphans(conn: sqlite3.Connection, candidates: set[str]) -> None:
 def merge_entities(conn: sqlite3.Connection, entities: Sequence[Entity]) -> None:
     """Create entities or merge into existing ones: name/type kept, curated sticks once set,
     aliases (the name included) added unless the entity already has that normalized form."""
-    for e in entities:
-        if not isinstance(e.key, str) or not e.key:
-            raise StoreError(f"entity {e.name!r}: key must be a non-empty string, got {e.key!r}")
+    check_entity_keys(entities)
     conn.executemany(
         "INSERT INTO entities (key, name, type, curated) VALUES (?, ?, ?, ?) "
         "ON CONFLICT (key) DO UPDATE SET curated = max(curated, excluded.curated)",

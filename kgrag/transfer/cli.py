@@ -9,11 +9,16 @@ from pathlib import Path
 import click
 
 from kgrag.config import Settings
+from kgrag.stores.factory import CHUNK_STORE_KINDS, EMBEDDED, GRAPH_STORE_KINDS
+
+_SERVERS = ", ".join(
+    [f"{k} (graph)" for k in GRAPH_STORE_KINDS if k != EMBEDDED] + [f"{k} (chunks)" for k in CHUNK_STORE_KINDS if k != EMBEDDED]
+)
 
 
 @click.command()
 @click.option("--to", "to", required=True, metavar="STORES",
-              help="Target stores, comma-separated: neo4j (graph), elasticsearch (chunks), sqlite (every half not named).")
+              help=f"Target stores, comma-separated: {_SERVERS}, {EMBEDDED} (every half not named).")
 @click.option("--from", "from_", metavar="STORES",
               help="Source stores, same form (default: the configured graph_store/chunk_store).")
 @click.option("--target-data-dir", type=click.Path(file_okay=False, path_type=Path),
@@ -31,8 +36,9 @@ def transfer(settings: Settings, to: str, from_: str | None, target_data_dir: Pa
     kgrag transfer --from neo4j,elasticsearch --to sqlite --target-data-dir ./back
     Idempotent; ends with a count check (exit 1 when source and target differ).
     """
-    from kgrag.stores.base import StoreError
-    from kgrag.transfer import TransferError, plan_transfer, run_transfer
+    from kgrag.errors import StoreError
+    from kgrag.transfer.copy import run_transfer
+    from kgrag.transfer.plan import TransferError, plan_transfer
 
     try:
         plan = plan_transfer(settings, to, source_kinds=from_, target_data_dir=target_data_dir)
@@ -54,7 +60,7 @@ def transfer(settings: Settings, to: str, from_: str | None, target_data_dir: Pa
                 h = body[half]
                 written = ", ".join(f"{v} {k}" for k, v in h["written"].items())
                 click.echo(f"{half}: {h['from']} → {h['to']}: {written} in {h['seconds']:.1f}s")
-                click.echo(f"  target now: " + ", ".join(f"{v} {k}" for k, v in h["target"].items()))
+                click.echo("  target now: " + ", ".join(f"{v} {k}" for k, v in h["target"].items()))
                 for m in h["mismatches"]:
                     click.echo(f"  MISMATCH {m}", err=True)
         click.echo("verified: source and target counts agree" if report.ok else "verification FAILED", err=not report.ok)

@@ -1,6 +1,5 @@
-"""Move a knowledge base between store kinds (embedded SQLite ⇄ Neo4j / Elasticsearch) without
-re-embedding or re-extracting: chunks travel with their vectors, the graph document by document
-through ``GraphStore.export_document``.
+"""The copy: chunks travel with their vectors, the graph document by document through
+``GraphExport.export_document``.
 
 Idempotent: a chunk transfer replaces each document's chunks in the target; a graph transfer
 skips documents whose hash the target already has (``force`` rewrites them) and writes the
@@ -18,72 +17,9 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
-from kgrag.config import Settings
-from kgrag.stores.base import ChunkIndex, GraphStore, StoreError
-
-GRAPH_KINDS = {"sqlite", "neo4j"}
-CHUNK_KINDS = {"sqlite", "elasticsearch"}
-KINDS = GRAPH_KINDS | CHUNK_KINDS
-
-
-class TransferError(ValueError):
-    """Bad transfer request (unknown store name, nothing to move); message says why."""
-
-
-# -- what goes where ------------------------------------------------------------------------
-def parse_kinds(spec: str) -> tuple[str | None, str | None]:
-    """``"neo4j,elasticsearch"`` → (graph kind, chunk kind). ``neo4j`` names the graph half,
-    ``elasticsearch`` the chunk half, ``sqlite`` every half not otherwise named."""
-    names = [n.strip().lower() for n in spec.split(",") if n.strip()]
-    unknown = sorted(set(names) - KINDS)
-    if not names or unknown:
-        raise TransferError(f"unknown store name(s) {unknown or [spec]}: use a comma list of {sorted(KINDS)}")
-    graph = "neo4j" if "neo4j" in names else "sqlite" if "sqlite" in names else None
-    chunks = "elasticsearch" if "elasticsearch" in names else "sqlite" if "sqlite" in names else None
-    return graph, chunks
-
-
-def _place(kind: str, settings: Settings) -> tuple:
-    """Where a store of ``kind`` lives under ``settings`` (two equal places are one store)."""
-    if kind == "sqlite":
-        return ("sqlite", settings.data_dir.resolve())
-    if kind == "neo4j":
-        return ("neo4j", settings.neo4j.url, settings.neo4j.database)
-    return ("elasticsearch", settings.elasticsearch.url, settings.elasticsearch.index)
-
-
-@dataclass
-class TransferPlan:
-    source: Settings
-    target: Settings
-    graph: bool
-    chunks: bool
-    notes: list[str] = field(default_factory=list)
-
-
-def plan_transfer(settings: Settings, to: str, *, source_kinds: str | None = None, target_data_dir=None) -> TransferPlan:
-    """Source: ``settings`` (its store kinds, or ``source_kinds``); target: the kinds named by
-    ``to``, with ``target_data_dir`` for an SQLite target (default: the same data dir)."""
-    graph_to, chunks_to = parse_kinds(to)
-    source = settings
-    if source_kinds:
-        graph_from, chunks_from = parse_kinds(source_kinds)
-        source = settings.model_copy(update={k: v for k, v in (("graph_store", graph_from), ("chunk_store", chunks_from)) if v})
-    update: dict[str, Any] = {k: v for k, v in (("graph_store", graph_to), ("chunk_store", chunks_to)) if v}
-    if target_data_dir is not None:
-        update["data_dir"] = target_data_dir
-    target = settings.model_copy(update=update)
-    for kind, name in ((source.graph_store, "graph.sqlite"), (source.chunk_store, "chunks.sqlite")):
-        if kind == "sqlite" and not (source.data_dir / name).is_file():
-            raise TransferError(f"no knowledge base to transfer: {source.data_dir / name} does not exist")
-    plan = TransferPlan(source, target, graph=graph_to is not None, chunks=chunks_to is not None)
-    for half, attr in (("graph", "graph_store"), ("chunks", "chunk_store")):
-        if getattr(plan, half) and _place(getattr(source, attr), source) == _place(getattr(target, attr), target):
-            setattr(plan, half, False)
-            plan.notes.append(f"{half}: source and target are the same {getattr(source, attr)} store; skipped")
-    if not (plan.graph or plan.chunks):
-        raise TransferError("nothing to transfer: " + ("; ".join(plan.notes) or "no store named"))
-    return plan
+from kgrag.errors import StoreError
+from kgrag.stores.base import ChunkIndex, GraphStore
+from kgrag.transfer.plan import TransferPlan
 
 
 # -- the copy ----------------------------------------------------------------------------------
@@ -179,7 +115,7 @@ def _searchable_vectors(batch: Sequence[tuple[Any, np.ndarray | None]]) -> np.nd
     if any(v is None for v in vectors):
         missing = next(c.id for c, v in batch if c.searchable and v is None)
         raise StoreError(f"transfer: searchable chunk {missing!r} has no vector while others do")
-    return np.vstack(vectors).astype(np.float32)
+    return np.vstack([v for v in vectors if v is not None]).astype(np.float32)
 
 
 def _chunk_counts(index: ChunkIndex) -> dict[str, int]:
@@ -233,17 +169,17 @@ def run_transfer(plan: TransferPlan, *, force: bool = False, progress: bool = Fa
     opened: list = []
     try:
         if plan.chunks:
-            source, target = build_chunk_index(plan.source), None
-            opened.append(source)
-            target = build_chunk_index(plan.target)
-            opened.append(target)
-            report.chunks = transfer_chunks(source, target, progress=progress)
+            chunks_from = build_chunk_index(plan.source)
+            opened.append(chunks_from)
+            chunks_to = build_chunk_index(plan.target)
+            opened.append(chunks_to)
+            report.chunks = transfer_chunks(chunks_from, chunks_to, progress=progress)
         if plan.graph:
-            source = build_graph_store(plan.source)
-            opened.append(source)
-            target = build_graph_store(plan.target)
-            opened.append(target)
-            report.graph = transfer_graph(source, target, force=force, progress=progress)
+            graph_from = build_graph_store(plan.source)
+            opened.append(graph_from)
+            graph_to = build_graph_store(plan.target)
+            opened.append(graph_to)
+            report.graph = transfer_graph(graph_from, graph_to, force=force, progress=progress)
     finally:
         for store in opened:
             store.close()

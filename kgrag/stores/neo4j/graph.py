@@ -13,26 +13,34 @@ Every node has a ``name`` (Neo4j Browser's caption). Statements: ``cypher/*.cyph
 
 from __future__ import annotations
 
-import json
 from collections.abc import Container, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
-from kgrag.config import Neo4jSettings
+from kgrag.errors import StoreError
 from kgrag.lexicon.normalize import normalize_alias
-from kgrag.stores.base import DocumentContent, StoreError
+from kgrag.stores.base import AuditEntry, DocumentContent
 from kgrag.stores.graph_walk import Reached, walk_levels
-from kgrag.stores.neo4j_aliases import Neo4jAliasAdmin
-from kgrag.stores.neo4j_driver import CypherRunner
-from kgrag.stores.neo4j_writes import DocumentWrite, batches, entity_rows, merge_entities, remove_document_content, remove_orphans
+from kgrag.stores.neo4j.aliases import Neo4jAliasAdmin, Neo4jAuditLog
+from kgrag.stores.neo4j.driver import CypherRunner
+from kgrag.stores.neo4j.records import document_of, entity_of, grouped
+from kgrag.stores.neo4j.writes import DocumentWrite, batches, entity_rows, merge_entities, remove_document_content, remove_orphans
 from kgrag.types import Chunk, Document, Entity, GraphPath, Mention, Relation
 
+if TYPE_CHECKING:
+    from kgrag.config import Neo4jSettings
 
-class Neo4jGraphStore(Neo4jAliasAdmin):
-    """GraphStore over Bolt; safe to share between threads (the driver pools sessions)."""
+
+class Neo4jGraphStore:
+    """GraphStore over Bolt; safe to share between threads (the driver pools sessions). The
+    alias-admin and audit roles are objects of their own on the same runner (``alias_admin``,
+    ``audit``); the store answers their methods too."""
 
     def __init__(self, settings: Neo4jSettings, *, dialect: str | None = None, ensure_schema: bool = True):
         """``dialect`` None: detected from the server (ArcadeDB reads cypher/arcadedb/ overrides)."""
         self._run = CypherRunner(settings, dialect)
         self.dialect = self._run.dialect
+        self.alias_admin = Neo4jAliasAdmin(self._run)
+        self.audit = Neo4jAuditLog(self._run)
         if ensure_schema:
             try:
                 self._run.run_script("schema")
@@ -48,11 +56,11 @@ class Neo4jGraphStore(Neo4jAliasAdmin):
     # -- documents -------------------------------------------------------------------------
     def get_document(self, doc_id: str) -> Document | None:
         rows = self._run.read("get document", lambda tx: self._run.rows(tx, "document_get", doc_id=doc_id))
-        return _document(rows[0]) if rows else None
+        return document_of(rows[0]) if rows else None
 
     def list_documents(self) -> list[Document]:
         rows = self._run.read("list documents", lambda tx: self._run.rows(tx, "document_list"))
-        return [_document(r) for r in rows]
+        return [document_of(r) for r in rows]
 
     def write_document(
         self,
@@ -86,19 +94,19 @@ class Neo4jGraphStore(Neo4jAliasAdmin):
             found: dict[str, Entity] = {}
             for batch in batches(list(keys)):
                 for r in self._run.rows(tx, "entities_get", keys=list(batch)):
-                    found[r["key"]] = _entity(r)
+                    found[r["key"]] = entity_of(r)
             return found
 
         return self._run.read("get entities", work)
 
     def alias_table(self) -> dict[str, list[str]]:
         rows = self._run.read("read alias table", lambda tx: self._run.rows(tx, "alias_table"))
-        return _group(rows, "alias", "key")
+        return grouped(rows, "alias", "key")
 
     def lookup_aliases(self, normalized: Iterable[str]) -> dict[str, list[str]]:
         aliases = sorted(set(normalized))
         rows = self._run.read("look up aliases", lambda tx: self._run.rows(tx, "aliases_lookup", aliases=aliases))
-        return _group(rows, "alias", "key")
+        return grouped(rows, "alias", "key")
 
     def find_entities(self, query: str, limit: int = 20) -> list[Entity]:
         """Substring match on normalized aliases; exact matches first, then prefixes, then any
@@ -129,7 +137,7 @@ class Neo4jGraphStore(Neo4jAliasAdmin):
     def chunk_entities(self, chunk_ids: Sequence[str]) -> dict[str, list[str]]:
         rows = self._run.read(
             "read chunk entities", lambda tx: self._run.rows(tx, "chunk_entities", chunk_ids=list(chunk_ids)))
-        return _group(rows, "chunk_id", "key")
+        return grouped(rows, "chunk_id", "key")
 
     def neighbors(self, keys: Sequence[str], hops: int, limit: int = 200) -> dict[str, GraphPath]:
         """Breadth-first over RELATED edges, one level per statement (each picks that level's
@@ -173,15 +181,46 @@ class Neo4jGraphStore(Neo4jAliasAdmin):
             keys = sorted({m.entity_key for m in mentions} | {k for r in relations for k in (r.source_key, r.target_key)})
             entities = {}
             for batch in batches(keys):
-                entities.update({r["key"]: _entity(r) for r in self._run.rows(tx, "entities_get", keys=list(batch))})
-            return DocumentContent(_document(docs[0]), chunks, [entities[k] for k in keys if k in entities],
+                entities.update({r["key"]: entity_of(r) for r in self._run.rows(tx, "entities_get", keys=list(batch))})
+            return DocumentContent(document_of(docs[0]), chunks, [entities[k] for k in keys if k in entities],
                                    mentions, relations)
 
         return self._run.read(f"export document {doc_id!r}", work)
 
     def curated_entities(self) -> list[Entity]:
         rows = self._run.read("read curated entities", lambda tx: self._run.rows(tx, "entities_curated"))
-        return [_entity(r) for r in rows]
+        return [entity_of(r) for r in rows]
+
+    # -- alias administration and audit (the role objects' methods) --------------------------
+    def list_entities(self, limit: int | None = None, offset: int = 0) -> list[Entity]:
+        return self.alias_admin.list_entities(limit, offset)
+
+    def add_aliases(self, key: str, aliases: Sequence[str]) -> list[str]:
+        return self.alias_admin.add_aliases(key, aliases)
+
+    def remove_aliases(self, key: str, aliases: Sequence[str]) -> list[str]:
+        return self.alias_admin.remove_aliases(key, aliases)
+
+    def rename_entity(self, key: str, new_name: str) -> Entity:
+        return self.alias_admin.rename_entity(key, new_name)
+
+    def merge_entities(self, keep: str, drop: Sequence[str]) -> Entity:
+        return self.alias_admin.merge_entities(keep, drop)
+
+    def split_entity(self, key: str, aliases: Sequence[str], new_name: str) -> Entity:
+        return self.alias_admin.split_entity(key, aliases, new_name)
+
+    def delete_entity(self, key: str) -> bool:
+        return self.alias_admin.delete_entity(key)
+
+    def add_mentions(self, mentions: Sequence[Mention], relations: Sequence[Relation]) -> int:
+        return self.alias_admin.add_mentions(mentions, relations)
+
+    def record_audit(self, entry: AuditEntry) -> None:
+        self.audit.record_audit(entry)
+
+    def audit_log(self, limit: int = 100) -> list[AuditEntry]:
+        return self.audit.audit_log(limit)
 
     # -- bookkeeping -----------------------------------------------------------------------
     def stats(self) -> dict[str, int]:
@@ -190,20 +229,3 @@ class Neo4jGraphStore(Neo4jAliasAdmin):
 
     def close(self) -> None:
         self._run.close()
-
-
-def _document(r: dict) -> Document:
-    return Document(id=r["id"], source=r["source"] or "", title=r["title"] or "", hash=r["hash"] or "",
-                    format=r["format"] or "txt", metadata=json.loads(r["metadata"] or "{}"))
-
-
-def _entity(r: dict) -> Entity:
-    return Entity(key=r["key"], name=r["name"], type=r["type"], aliases=list(r["aliases"] or []),
-                  curated=bool(r["curated"]))
-
-
-def _group(rows: list[dict], key: str, value: str) -> dict[str, list[str]]:
-    out: dict[str, list[str]] = {}
-    for r in rows:
-        out.setdefault(r[key], []).append(r[value])
-    return out

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from kgrag.stores.base import StoreError
+from kgrag.errors import StoreError
 
 # PRAGMA application_id values: a chunk-index file opened as a graph (or any foreign SQLite
 # file) is refused instead of silently gaining a second set of tables.
@@ -30,6 +30,9 @@ class SqliteDatabase:
     def __init__(self, path: Path | str, *, app_id: int, schema_version: int, schema: str):
         self.path = str(path)
         self.lock = threading.RLock()
+        # Write transactions begun through this object: with ``data_version`` (commits by other
+        # connections) it tells a cache built from the file whether it is stale.
+        self.writes = 0
         try:
             self.conn = sqlite3.connect(
                 self.path, check_same_thread=False, isolation_level=None, timeout=30.0
@@ -92,6 +95,7 @@ class SqliteDatabase:
         """
         with self.lock:
             conn = self._open_conn(what)
+            self.writes += 1
             try:
                 conn.execute("BEGIN IMMEDIATE")
             except sqlite3.Error as exc:

@@ -1,5 +1,10 @@
 """Cypher statements by name, from ``cypher/<name>.cypher`` (never built from strings in code).
 
+Where the folder is: ``KGRAG_CYPHER_DIR`` when set; else ``kgrag/cypher`` inside the installed
+package (a wheel carries the repository's top-level ``cypher/`` there: pyproject.toml's
+force-include); else the repository's ``cypher/`` beside the package (a checkout or an
+editable install).
+
 A dialect (e.g. ``arcadedb``) may override a statement with ``cypher/<dialect>/<name>.cypher``;
 an override is the named, reviewable place where a server that is not Neo4j needs other text.
 Neo4j is the reference: it reads the top-level files only.
@@ -12,10 +17,19 @@ import re
 import threading
 from pathlib import Path
 
-from kgrag.stores.base import StoreError
+from kgrag.errors import StoreError
 
-# The repository's cypher/ folder (beside the kgrag package).
-DEFAULT_CYPHER_DIR = Path(__file__).resolve().parents[2] / "cypher"
+_PACKAGE = Path(__file__).resolve().parents[2]  # the kgrag package folder
+INSTALLED_CYPHER_DIR = _PACKAGE / "cypher"
+REPOSITORY_CYPHER_DIR = _PACKAGE.parent / "cypher"
+
+
+def default_cypher_dir() -> Path:
+    """The installed folder when the package carries one, else the repository's."""
+    return INSTALLED_CYPHER_DIR if INSTALLED_CYPHER_DIR.is_dir() else REPOSITORY_CYPHER_DIR
+
+
+DEFAULT_CYPHER_DIR = default_cypher_dir()
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 
 
@@ -23,11 +37,11 @@ class CypherLoader:
     """Loads and caches statements; safe to share between threads."""
 
     def __init__(self, root: Path | str | None = None, dialect: str | None = None):
-        # KGRAG_CYPHER_DIR: where a non-editable install (the Docker image) keeps the folder.
+        # KGRAG_CYPHER_DIR: another folder of statements (e.g. one under review).
         self.root = Path(root or os.environ.get("KGRAG_CYPHER_DIR") or DEFAULT_CYPHER_DIR)
         self.dialect = dialect
         if not self.root.is_dir():
-            raise StoreError(f"Cypher folder {self.root} does not exist (it ships beside the kgrag package)")
+            raise StoreError(f"Cypher folder {self.root} does not exist (the kgrag wheel carries it as kgrag/cypher)")
         if dialect is not None and not _NAME.match(dialect):
             raise StoreError(f"Cypher dialect {dialect!r} is not a valid name")
         self._cache: dict[str, str] = {}

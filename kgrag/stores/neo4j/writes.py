@@ -1,6 +1,7 @@
-"""Write steps of the Neo4j graph store (``neo4j_graph``): row building before a transaction,
-then statements run inside one. Semantics match the embedded store (``sqlite_graph_writes``),
-whose validation this module reuses so both refuse the same input with the same words."""
+"""Write steps of the Neo4j graph store (``neo4j.graph``): row building before a transaction,
+then statements run inside one. Semantics match the embedded store (``sqlite.graph_writes``);
+validation is the engine-free ``kgrag.stores.graph_rules``, so both refuse the same input with
+the same words."""
 
 from __future__ import annotations
 
@@ -10,10 +11,10 @@ from typing import Any
 
 import neo4j
 
+from kgrag.errors import StoreError
 from kgrag.lexicon.normalize import normalize_alias
-from kgrag.stores.base import StoreError
-from kgrag.stores.neo4j_driver import CypherRunner
-from kgrag.stores.sqlite_graph_writes import PREVIEW_CHARS, check_chunks, mention_rows, relation_rows
+from kgrag.stores.graph_rules import PREVIEW_CHARS, check_chunks, check_entity_keys, mention_rows, relation_rows
+from kgrag.stores.neo4j.driver import CypherRunner
 from kgrag.types import Chunk, Document, Entity, Mention, Relation
 
 # Rows per UNWIND statement: big enough to amortize a round trip, small enough to keep one
@@ -32,10 +33,9 @@ def entity_rows(entities: Sequence[Entity]) -> list[dict[str, Any]]:
     add up, curated if any is), so no statement sees a key twice. Within one statement Neo4j
     may read every row before writing any (an Eager plan), which would let one repeat's
     aliases overwrite another's."""
+    check_entity_keys(entities)
     rows: dict[str, dict[str, Any]] = {}
     for e in entities:
-        if not isinstance(e.key, str) or not e.key:
-            raise StoreError(f"entity {e.name!r}: key must be a non-empty string, got {e.key!r}")
         aliases = [
             {"surface": surface, "normalized": normalized}
             for surface in (e.name, *e.aliases)

@@ -58,17 +58,20 @@ return no vectors. The target is Elasticsearch 8, which the pinned 8.x client sp
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from kgrag.config import ElasticsearchSettings
-from kgrag.stores import es_mapping as m
-from kgrag.stores.base import StoreError, check_vectors
-from kgrag.stores.es_client import build_es_client, es_errors, redact_url
+from kgrag.errors import StoreError
+from kgrag.stores.base import check_vectors
+from kgrag.stores.elasticsearch import mapping as m
+from kgrag.stores.elasticsearch.client import build_es_client, es_errors, redact_url
 from kgrag.stores.filters import SearchFilter
 from kgrag.text.analyze import analyze
 from kgrag.types import Chunk, ScoredId
+
+if TYPE_CHECKING:
+    from kgrag.config import ElasticsearchSettings
 
 _MGET_BATCH = 1000
 

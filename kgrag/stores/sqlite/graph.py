@@ -17,35 +17,37 @@ from pathlib import Path
 
 import networkx as nx
 
+from kgrag.errors import StoreError
 from kgrag.lexicon.normalize import normalize_alias
-from kgrag.stores.base import DocumentContent, StoreError
+from kgrag.stores.base import AuditEntry, DocumentContent
+from kgrag.stores.graph_rules import PREVIEW_CHARS, check_chunks, mention_rows, relation_rows
 from kgrag.stores.graph_walk import best_paths, build_entity_graph
-from kgrag.stores.sqlite_aliases import SqliteAliasAdmin
-from kgrag.stores.sqlite_db import GRAPH_STORE_APP_ID, IN_JSON, SqliteDatabase, id_list, to_json
-from kgrag.stores.sqlite_graph_writes import (
-    PREVIEW_CHARS,
+from kgrag.stores.sqlite.aliases import SqliteAliasAdmin, SqliteAuditLog
+from kgrag.stores.sqlite.db import GRAPH_STORE_APP_ID, IN_JSON, SqliteDatabase, id_list, to_json
+from kgrag.stores.sqlite.graph_reads import group_pairs, load_entities
+from kgrag.stores.sqlite.graph_writes import (
     SCHEMA,
     SCHEMA_VERSION,
-    check_chunks,
     check_entities_exist,
-    mention_rows,
     merge_entities,
-    relation_rows,
     remove_document_content,
     remove_orphans,
 )
 from kgrag.types import Chunk, Document, Entity, GraphPath, Mention, Relation
 
 
-class SqliteGraphStore(SqliteAliasAdmin):
-    """GraphStore in one SQLite file; safe to share between threads."""
+class SqliteGraphStore:
+    """GraphStore in one SQLite file; safe to share between threads. The alias-admin and
+    audit roles are objects of their own on the same database (``alias_admin``, ``audit``); the
+    store answers their methods too."""
 
     def __init__(self, path: Path | str):
         self._db = SqliteDatabase(
             path, app_id=GRAPH_STORE_APP_ID, schema_version=SCHEMA_VERSION, schema=SCHEMA
         )
         self.path = self._db.path
-        self._writes = 0  # bumped by every write: invalidates the cached traversal graph
+        self.alias_admin = SqliteAliasAdmin(self._db)
+        self.audit = SqliteAuditLog(self._db)
         self._graph: nx.Graph | None = None
         self._graph_version: tuple[int, int] | None = None
 
@@ -82,7 +84,6 @@ class SqliteGraphStore(SqliteAliasAdmin):
         mention_params = mention_rows(what, mentions, chunk_ids)
         relation_params = relation_rows(what, relations, chunk_ids)
         with self._db.write(what) as conn:
-            self._writes += 1
             previous_keys = remove_document_content(conn, doc.id)
             taken = conn.execute(
                 f"SELECT id, doc_id FROM chunks WHERE id {IN_JSON}", (id_list(chunk_ids),)
@@ -115,7 +116,6 @@ class SqliteGraphStore(SqliteAliasAdmin):
 
     def delete_document(self, doc_id: str) -> bool:
         with self._db.write(f"delete document {doc_id!r}") as conn:
-            self._writes += 1
             known = conn.execute(
                 "SELECT EXISTS (SELECT 1 FROM documents WHERE id = ?) "
                 "OR EXISTS (SELECT 1 FROM chunks WHERE doc_id = ?)",
@@ -127,17 +127,16 @@ class SqliteGraphStore(SqliteAliasAdmin):
     # -- entities and aliases --------------------------------------------------------------
     def upsert_entities(self, entities: Sequence[Entity]) -> None:
         with self._db.write("upsert entities") as conn:
-            self._writes += 1
             merge_entities(conn, entities)
 
     def get_entity(self, key: str) -> Entity | None:
         with self._db.read("get entity") as conn:
-            return _load_entities(conn, [key]).get(key)
+            return load_entities(conn, [key]).get(key)
 
     def alias_table(self) -> dict[str, list[str]]:
         with self._db.read("read alias table") as conn:
             rows = conn.execute("SELECT normalized, entity_key FROM aliases ORDER BY normalized, entity_key")
-            return _group_pairs(rows)
+            return group_pairs(rows)
 
     def lookup_aliases(self, normalized: Iterable[str]) -> dict[str, list[str]]:
         with self._db.read("look up aliases") as conn:
@@ -146,7 +145,7 @@ class SqliteGraphStore(SqliteAliasAdmin):
                 "ORDER BY normalized, entity_key",
                 (id_list(normalized),),
             )
-            return _group_pairs(rows)
+            return group_pairs(rows)
 
     def find_entities(self, query: str, limit: int = 20) -> list[Entity]:
         """Substring match on normalized aliases; exact matches first, then prefixes, then any
@@ -167,7 +166,7 @@ class SqliteGraphStore(SqliteAliasAdmin):
                     {"q": needle, "limit": limit},
                 )
             ]
-            found = _load_entities(conn, keys)
+            found = load_entities(conn, keys)
         return [found[k] for k in keys]
 
     # -- traversal -------------------------------------------------------------------------
@@ -201,7 +200,7 @@ class SqliteGraphStore(SqliteAliasAdmin):
                 "ORDER BY chunk_id, count DESC, entity_key",
                 (id_list(chunk_ids),),
             )
-            return _group_pairs(rows)
+            return group_pairs(rows)
 
     def neighbors(self, keys: Sequence[str], hops: int, limit: int = 200) -> dict[str, GraphPath]:
         """Unknown start keys are left out. Best path and limit: see ``graph_walk``."""
@@ -216,7 +215,7 @@ class SqliteGraphStore(SqliteAliasAdmin):
 
     def _entity_graph(self, conn: sqlite3.Connection) -> nx.Graph:
         """Cached until this store writes or another connection commits (data_version)."""
-        version = (self._writes, conn.execute("PRAGMA data_version").fetchone()[0])
+        version = (self._db.writes, conn.execute("PRAGMA data_version").fetchone()[0])
         if self._graph is None or self._graph_version != version:
             rows = conn.execute(
                 "SELECT source_key, target_key, type, sum(weight) FROM relation_evidence "
@@ -266,7 +265,7 @@ class SqliteGraphStore(SqliteAliasAdmin):
                     "SELECT source_key, target_key, type, chunk_id, weight FROM relation_evidence "
                     f"WHERE {_OF_DOC} ORDER BY chunk_id, source_key, target_key, type", (doc_id,))]
                 keys = sorted({m.entity_key for m in mentions} | {k for r in relations for k in (r.source_key, r.target_key)})
-                found = _load_entities(conn, keys)
+                found = load_entities(conn, keys)
             finally:
                 conn.execute("COMMIT")
         return DocumentContent(docs[0], chunks, [found[k] for k in keys if k in found], mentions, relations)
@@ -274,8 +273,39 @@ class SqliteGraphStore(SqliteAliasAdmin):
     def curated_entities(self) -> list[Entity]:
         with self._db.read("read curated entities") as conn:
             keys = [r[0] for r in conn.execute("SELECT key FROM entities WHERE curated = 1 ORDER BY key")]
-            found = _load_entities(conn, keys)
+            found = load_entities(conn, keys)
         return [found[k] for k in keys]
+
+    # -- alias administration and audit (the role objects' methods) --------------------------
+    def list_entities(self, limit: int | None = None, offset: int = 0) -> list[Entity]:
+        return self.alias_admin.list_entities(limit, offset)
+
+    def add_aliases(self, key: str, aliases: Sequence[str]) -> list[str]:
+        return self.alias_admin.add_aliases(key, aliases)
+
+    def remove_aliases(self, key: str, aliases: Sequence[str]) -> list[str]:
+        return self.alias_admin.remove_aliases(key, aliases)
+
+    def rename_entity(self, key: str, new_name: str) -> Entity:
+        return self.alias_admin.rename_entity(key, new_name)
+
+    def merge_entities(self, keep: str, drop: Sequence[str]) -> Entity:
+        return self.alias_admin.merge_entities(keep, drop)
+
+    def split_entity(self, key: str, aliases: Sequence[str], new_name: str) -> Entity:
+        return self.alias_admin.split_entity(key, aliases, new_name)
+
+    def delete_entity(self, key: str) -> bool:
+        return self.alias_admin.delete_entity(key)
+
+    def add_mentions(self, mentions: Sequence[Mention], relations: Sequence[Relation]) -> int:
+        return self.alias_admin.add_mentions(mentions, relations)
+
+    def record_audit(self, entry: AuditEntry) -> None:
+        self.audit.record_audit(entry)
+
+    def audit_log(self, limit: int = 100) -> list[AuditEntry]:
+        return self.audit.audit_log(limit)
 
     # -- bookkeeping -----------------------------------------------------------------------
     def stats(self) -> dict[str, int]:
@@ -299,26 +329,3 @@ class SqliteGraphStore(SqliteAliasAdmin):
 
 # -- reads ---------------------------------------------------------------------------------
 _OF_DOC = "chunk_id IN (SELECT id FROM chunks WHERE doc_id = ?)"
-
-
-def _load_entities(conn: sqlite3.Connection, keys: Sequence[str]) -> dict[str, Entity]:
-    """Entities by key with their alias surface forms (in the order they were added)."""
-    found = {
-        key: Entity(key=key, name=name, type=etype, aliases=[], curated=bool(curated))
-        for key, name, etype, curated in conn.execute(
-            f"SELECT key, name, type, curated FROM entities WHERE key {IN_JSON}", (id_list(keys),)
-        )
-    }
-    for key, surface in conn.execute(
-        f"SELECT entity_key, surface FROM aliases WHERE entity_key {IN_JSON} ORDER BY rowid",
-        (id_list(found),),
-    ):
-        found[key].aliases.append(surface)
-    return found
-
-
-def _group_pairs(rows: Iterable[tuple[str, str]]) -> dict[str, list[str]]:
-    out: dict[str, list[str]] = {}
-    for key, value in rows:
-        out.setdefault(key, []).append(value)
-    return out

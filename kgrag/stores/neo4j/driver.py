@@ -7,14 +7,16 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import neo4j
 from neo4j.exceptions import DriverError, Neo4jError
 
-from kgrag.config import Neo4jSettings
-from kgrag.stores.base import StoreError
-from kgrag.stores.cypher_loader import CypherLoader
+from kgrag.errors import StoreError
+from kgrag.stores.neo4j.cypher_loader import CypherLoader
+
+if TYPE_CHECKING:
+    from kgrag.config import Neo4jSettings
 
 T = TypeVar("T")
 

@@ -25,7 +25,7 @@ import numpy as np
 
 from kgrag.stores.base import StoreError, check_vectors
 from kgrag.stores.filters import SearchFilter
-from kgrag.stores.sqlite_db import CHUNK_INDEX_APP_ID, IN_JSON, SqliteDatabase, id_list, to_json
+from kgrag.stores.sqlite.db import CHUNK_INDEX_APP_ID, IN_JSON, SqliteDatabase, id_list, to_json
 from kgrag.text.analyze import analyze, segment
 from kgrag.types import Chunk, ScoredId
 

@@ -10,10 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit, urlunsplit
 
-from kgrag.config import ElasticsearchSettings
-from kgrag.stores.base import StoreError
+from kgrag.errors import StoreError
+
+if TYPE_CHECKING:
+    from kgrag.config import ElasticsearchSettings
 
 
 def redact_url(url: str) -> str:
