@@ -168,6 +168,7 @@ def _search_filter(ctx: click.Context, param: click.Parameter, value: str | None
 @click.pass_obj
 def query(settings: Settings, question: str, top_k: int | None, modes: tuple[str, ...], filters, retrieve_only: bool, as_json: bool) -> None:
     """Ask the knowledge base a question; prints the cited answer (or the ranked chunks)."""
+    from kgrag.errors import StoreError
     from kgrag.retrieve.pipeline import RetrievalError
     from kgrag.retrieve.trace import result_dict
 
@@ -177,6 +178,8 @@ def query(settings: Settings, question: str, top_k: int | None, modes: tuple[str
             result = comps.retriever.retrieve(question, top_k=top_k, filters=filters, modes=modes or None)
         except RetrievalError as e:
             raise click.UsageError(str(e)) from e
+        except StoreError as e:  # a broken store: the knowledge base's fault, not the question's
+            raise click.ClickException(f"a store failed: {e}") from e
         answer = None if retrieve_only else comps.generator.answer(
             question, result.hits, abstain=result.below_threshold, expansions=result.query.expansions)
     finally:

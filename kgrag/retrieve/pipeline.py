@@ -20,15 +20,15 @@ from kgrag.retrieve.linking import EntityLinker
 from kgrag.retrieve.paths import DensePath, GraphWalkPath, KeywordPath
 from kgrag.retrieve.postprocess import drop_overlapping, expand_parents, lexical_coverage
 from kgrag.retrieve.types import PATHS, Hit, PathRank, PathResult, Query, RetrievalPath, RetrievalResult
-from kgrag.stores.base import ChunkIndex, GraphReader, StoreError
+from kgrag.stores.base import ChunkIndex, GraphReader
 from kgrag.stores.filters import SearchFilter
 from kgrag.types import GraphPath
 
 
 class RetrievalError(InputError):
-    """A retrieval request that cannot be served as asked (bad mode, empty question, a store
-    that refused the search). Bad filters never get here: ``SearchFilter.parse`` refuses them
-    at the edge."""
+    """A retrieval request that cannot be served as asked (bad mode, empty question). Bad
+    filters never get here: ``SearchFilter.parse`` refuses them at the edge. A store that fails
+    mid-search raises its own ``StoreError``: that is the server's fault, not the question's."""
 
 
 class Retriever:
@@ -123,14 +123,11 @@ class Retriever:
         timings["link"] = _ms(t)
         if "bm25" in modes:
             futures["bm25"] = self.pool.submit(self.paths["bm25"].search, query, s.candidates)
-        try:
-            if "graph" in modes:
-                if s.feedback_chunks and "bm25" in modes:
-                    query.feedback = self._feedback(query, futures["bm25"].result())
-                futures["graph"] = self.pool.submit(self.paths["graph"].search, query, s.candidates)
-            results: list[PathResult] = [futures[name].result() for name in modes]
-        except StoreError as exc:
-            raise RetrievalError(str(exc)) from exc
+        if "graph" in modes:
+            if s.feedback_chunks and "bm25" in modes:
+                query.feedback = self._feedback(query, futures["bm25"].result())
+            futures["graph"] = self.pool.submit(self.paths["graph"].search, query, s.candidates)
+        results: list[PathResult] = [futures[name].result() for name in modes]
         for result in results:
             timings[result.name] = result.ms
 

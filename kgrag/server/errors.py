@@ -1,16 +1,36 @@
-"""Every error leaves the server as JSON ``{"error": {"code", "message"}}`` with the right status."""
+"""Every error leaves the server as JSON ``{"error": {"code", "message", "request_id"}}`` with
+a status that says whose fault it is:
+
+- 4xx: the request (``InputError``, a pydantic ``ValidationError``, ``ApiError``); the
+  message names the field or value.
+- 503 ``store_unavailable``: a store failed (``StoreError``, a SQLite database error such as a
+  corrupted file). Never 400: the question was fine.
+- 500 ``internal_error``: anything else.
+
+Callers are anonymous, so a 5xx message names the kind of failure and the request id, never
+the exception's text (it can hold server paths or SQL); the log line with that request id has
+the traceback. ``redact_paths`` strips absolute server paths from texts that do reach callers.
+"""
 
 from __future__ import annotations
 
 import logging
+import re
+import sqlite3
 
 from flask import Flask, jsonify
 from pydantic import ValidationError
 from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
-from kgrag.errors import InputError
+from kgrag.errors import InputError, StoreError
+from kgrag.server.request_log import request_id
 
 log = logging.getLogger(__name__)
+
+# Engine failures the routes do not wrap: SQLite's own errors (a malformed or missing file).
+STORE_FAILURES: tuple[type[BaseException], ...] = (StoreError, sqlite3.DatabaseError)
+# An absolute POSIX or Windows path of two or more components.
+_ABSOLUTE_PATH = re.compile(r"(?<![\w.~/-])(?:/|[A-Za-z]:\\)(?:[^\s'\"/\\:]+[/\\])+([^\s'\"/\\:]*)")
 
 
 class ApiError(InputError):
@@ -23,7 +43,14 @@ class ApiError(InputError):
 
 
 def error_response(status: int, code: str, message: str):
-    return jsonify({"error": {"code": code, "message": message}}), status
+    rid = request_id()
+    return jsonify({"error": {"code": code, "message": message, "request_id": rid}}), status
+
+
+def redact_paths(text: str) -> str:
+    """``text`` with every absolute path cut to its last component (``/srv/kb/uploads/a.md`` →
+    ``a.md``): file names help the caller, the server's directory layout does not."""
+    return _ABSOLUTE_PATH.sub(lambda m: m.group(1) or "<path>", text)
 
 
 def validation_message(exc: ValidationError) -> str:
@@ -47,7 +74,7 @@ def register_error_handlers(app: Flask) -> None:
 
     @app.errorhandler(InputError)
     def _input(exc: InputError):
-        return error_response(400, "invalid_request", str(exc))
+        return error_response(400, "invalid_request", redact_paths(str(exc)))
 
     @app.errorhandler(RequestEntityTooLarge)
     def _too_large(exc):
@@ -65,5 +92,13 @@ def register_error_handlers(app: Flask) -> None:
 
     @app.errorhandler(Exception)
     def _unexpected(exc: Exception):
-        log.exception("unhandled error")
-        return error_response(500, "internal_error", f"{type(exc).__name__}: the server failed; see its log")
+        rid = request_id()
+        if isinstance(exc, STORE_FAILURES):
+            log.error("store failure (request %s)", rid, exc_info=exc)
+            return error_response(503, "store_unavailable",
+                                  f"a store failed ({type(exc).__name__}); the server log has the details "
+                                  f"under request id {rid}")
+        log.error("unhandled error (request %s)", rid, exc_info=exc)
+        return error_response(500, "internal_error",
+                              f"the server failed ({type(exc).__name__}); the server log has the details "
+                              f"under request id {rid}")

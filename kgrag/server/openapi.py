@@ -39,7 +39,8 @@ _ERRORS = {
     409: "the change conflicts with the graph (ambiguous name, curated alias, store refusal)",
     413: "request body larger than the configured limit",
     415: "body is not of a supported content type",
-    500: "the server failed (the message says what; details are in its log)",
+    500: "the server failed (the message names the request id; details are in its log)",
+    503: "a store failed (a broken, missing or unreachable database); details are in the log",
 }
 
 
@@ -207,7 +208,7 @@ def _responses(op: Operation, refs: dict) -> dict[str, Any]:
     for status in (op.ok_status, *op.extra_ok):
         out[str(status)] = {"description": "success" if status < 400 else "not ready", "content": ok_content}
     error = {"application/json": {"schema": refs[(r.ErrorBody, "validation")]}}
-    codes = set(op.errors) | {405, 500} | (set(_ADMIN_ERRORS) if op.admin else set())
+    codes = set(op.errors) | {405, 500, 503} | (set(_ADMIN_ERRORS) if op.admin else set())
     for status in sorted(codes):
         out.setdefault(str(status), {"description": _ERRORS[status], "content": error})
     return out
@@ -224,7 +225,7 @@ def build_openapi(app: Flask) -> dict[str, Any]:
         "info": {"title": "kgrag", "version": _version(),
                  "description": "Knowledge-graph-augmented RAG: cited answers over your documents, the retrieval "
                                 "trace, the entity graph, and alias administration. Every error is JSON "
-                                "`{\"error\": {\"code\", \"message\"}}`; every response echoes `X-Request-Id`."},
+                                "`{\"error\": {\"code\", \"message\", \"request_id\"}}`; every response echoes `X-Request-Id`."},
         "servers": [{"url": "/"}],
         "paths": paths,
         "components": {

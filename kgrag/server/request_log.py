@@ -20,7 +20,7 @@ import time
 import uuid
 from typing import IO, Any
 
-from flask import Flask, g, request
+from flask import Flask, g, has_request_context, request
 from pythonjsonlogger.json import JsonFormatter
 
 REQUEST_ID_HEADER = "X-Request-Id"
@@ -28,8 +28,13 @@ _VALID_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
 
 
 def request_id() -> str:
-    """The current request's id (outside a request: a fresh one)."""
-    return g.get("kgrag_request_id") or uuid.uuid4().hex
+    """The current request's id, fixed on first use so that an error body and the
+    ``X-Request-Id`` header agree (outside a request: a fresh one)."""
+    if not has_request_context():
+        return uuid.uuid4().hex
+    if not g.get("kgrag_request_id"):
+        g.kgrag_request_id = _incoming_id()
+    return g.kgrag_request_id
 
 
 def note(**fields: Any) -> None:
@@ -65,7 +70,7 @@ class RequestLog:
 
         @app.after_request
         def _finish(response):
-            rid = g.get("kgrag_request_id") or _incoming_id()
+            rid = request_id()
             response.headers[REQUEST_ID_HEADER] = rid
             line = {
                 "request_id": rid,

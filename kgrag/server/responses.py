@@ -21,6 +21,7 @@ class _Open(BaseModel):
 class ErrorDetail(_Open):
     code: str = Field(description="machine-readable, e.g. invalid_request, not_found, unauthorized")
     message: str = Field(description="what is wrong, naming the field or value")
+    request_id: str = Field(description="the request's X-Request-Id: its line in the server log")
 
 
 class ErrorBody(_Open):

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal, get_args
+from typing import Annotated, Any, Literal, get_args
 
 from flask import request
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 from kgrag.retrieve.followup import Turn
 from kgrag.retrieve.types import PATHS
@@ -17,8 +17,20 @@ MAX_TOP_K = 100
 MAX_HISTORY_TURNS = 20
 MAX_QUESTION_CHARS = 4000
 MAX_ANSWER_CHARS = 8000
+# No request of this API nests deeper than a few levels (document metadata, filters); the
+# limit keeps recursive consumers (pydantic, json.dumps, SQLite JSON) far from Python's
+# recursion limit. 100k nested "[" was a 500 RecursionError before.
+MAX_JSON_DEPTH = 32
 PathName = Literal["dense", "bm25", "graph"]
 assert set(get_args(PathName)) == set(PATHS), "PathName must list the retrieval paths"
+
+
+def _json_integer(value: Any) -> Any:
+    """A JSON number, not a string or a boolean that Python would coerce ("5", true). 5.0 is
+    accepted: JSON Schema's "integer" includes it, and the OpenAPI document says "integer"."""
+    if isinstance(value, (str, bool)):
+        raise ValueError(f"expected an integer, got {type(value).__name__} {value!r}")
+    return value
 
 
 class HistoryTurn(BaseModel):
@@ -38,11 +50,12 @@ class RetrieveRequest(BaseModel):
     model_config = ConfigDict(extra="forbid", json_schema_extra={"not": {"required": ["history", "conversation_id"]}})
 
     question: str = Field(min_length=1, max_length=MAX_QUESTION_CHARS)
-    top_k: int | None = Field(None, ge=1, le=MAX_TOP_K)
+    # "5" or true is refused naming the field, not silently coerced
+    top_k: Annotated[int, Field(ge=1, le=MAX_TOP_K), BeforeValidator(_json_integer)] | None = None
     # Parsed here, once: a bad key or value is a 400 naming it (kgrag.stores.filters).
     filters: SearchFilter | None = None
     modes: list[PathName] | None = Field(None, min_length=1, description="retrieval paths to run (default: all)")
-    rerank: bool = True
+    rerank: bool = Field(True, strict=True)
     history: list[HistoryTurn] = Field(
         default_factory=list, max_length=MAX_HISTORY_TURNS,
         description="earlier turns of the conversation, oldest first: a follow-up question "
@@ -68,7 +81,7 @@ class RetrieveRequest(BaseModel):
 
 
 class QueryRequest(RetrieveRequest):
-    stream: bool = False
+    stream: bool = Field(False, strict=True)
 
 
 class TextDocument(BaseModel):
@@ -91,9 +104,31 @@ class DocumentsRequest(BaseModel):
 def json_body() -> dict:
     if not request.is_json:
         raise ApiError(415, "unsupported_media_type", "send a JSON body with Content-Type: application/json")
-    body = request.get_json(silent=True)
+    try:
+        body = request.get_json(silent=True)
+    except RecursionError:  # the C parser's own guard, far deeper than MAX_JSON_DEPTH
+        body = _TOO_DEEP
+    if body is _TOO_DEEP or json_depth(body, MAX_JSON_DEPTH) > MAX_JSON_DEPTH:
+        raise ApiError(400, "invalid_json", f"the JSON body nests deeper than {MAX_JSON_DEPTH} levels")
     if body is None:
         raise ApiError(400, "invalid_json", "the request body is not valid JSON")
     if not isinstance(body, dict):
         raise ApiError(400, "invalid_request", "the JSON body must be an object")
     return body
+
+
+_TOO_DEEP = object()
+
+
+def json_depth(value: Any, limit: int) -> int:
+    """How deep ``value``'s arrays and objects nest (a scalar: 0), counted iteratively and
+    stopping once past ``limit``."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, (dict, list)):
+            deepest = max(deepest, depth)
+            if deepest > limit:
+                return deepest
+            stack.extend((child, depth + 1) for child in (node.values() if isinstance(node, dict) else node))
+    return deepest

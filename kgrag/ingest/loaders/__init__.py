@@ -53,7 +53,10 @@ def load(path: Path) -> list[Document]:
         supported = ", ".join(sorted(SUPPORTED_SUFFIXES))
         what = f"'{suffix}'" if suffix else "(no extension)"
         raise LoadError(path, f"unsupported file type {what} (supported: {supported})")
-    return loader(path)
+    try:
+        return loader(path)
+    except RecursionError:  # a parser library's recursive walk over hostile nesting
+        raise LoadError(path, "the file is nested too deeply to read") from None
 
 
 def _hidden(name: str) -> bool:
