@@ -20,15 +20,16 @@ RUN pip install --index-url "${TORCH_INDEX_URL}" "torch==2.13.0"
 WORKDIR /src
 # Dependencies change less often than code: pyproject alone first keeps them in a cached layer.
 COPY pyproject.toml README.md ./
-RUN mkdir kgrag && touch kgrag/__init__.py \
+# A stub package (and an empty cypher/, which the wheel's force-include names) installs the
+# dependencies alone.
+RUN mkdir kgrag cypher && touch kgrag/__init__.py \
     && pip install . \
     && pip uninstall -y kgrag
 COPY kgrag ./kgrag
-# Every Cypher statement the Neo4j store runs lives in cypher/ (not package data: one folder,
-# as in the repository).
+# Every Cypher statement the Neo4j store runs lives in cypher/; the wheel carries it inside the
+# package (kgrag/cypher), so the installed kgrag needs no source tree: it is emptied.
 COPY cypher ./cypher
-ENV KGRAG_CYPHER_DIR=/src/cypher
-RUN rm -rf build kgrag.egg-info && pip install --no-deps . && rm -rf build kgrag.egg-info
+RUN pip install --no-deps . && rm -rf /src/*
 
 RUN useradd --create-home --uid 10001 kgrag && mkdir -p /data && chown kgrag /data
 USER kgrag

@@ -42,8 +42,8 @@ def path_results(components, queries, cache: Path | None):
     retriever = components.retriever
     rows, docs = [], {}
     for q in queries:
-        query = retriever.new_query(q.question)
-        results = retriever.search_paths(query)
+        query, own_links = retriever.new_query(q.question)
+        results = retriever.search_paths(query, own_links=own_links)
         rows.append((query, results))
         missing = [h.id for r in results for h in r.hits if h.id not in docs]
         missing += [cid for r in results for cid in r.support if cid not in docs]

@@ -76,9 +76,9 @@ def main() -> None:
                     help="keep ArcadeDB's files here; a later run with the same root and the same counts skips the transfer")
     args = ap.parse_args()
 
-    from kgrag.stores.neo4j_arcadedb import ArcadeBoltServer
-    from kgrag.stores.neo4j_graph import Neo4jGraphStore
-    from kgrag.stores.sqlite_graph import SqliteGraphStore
+    from kgrag.stores.neo4j.graph import Neo4jGraphStore
+    from kgrag.stores.sqlite.graph import SqliteGraphStore
+    from kgrag.testing.arcadedb import ArcadeBoltServer
     from kgrag.transfer import transfer_graph
 
     if not (args.data_dir / "graph.sqlite").is_file():

@@ -17,7 +17,6 @@ import click
 from kgrag.config import Settings, load_settings
 
 EXIT_PARTIAL = 1
-EXIT_USAGE = 2
 
 
 def _offline_env() -> None:
@@ -57,7 +56,7 @@ def _components(settings: Settings):
 @click.pass_obj
 def ingest(settings: Settings, paths: tuple[str, ...], glossary: Path | None, as_json: bool, no_progress: bool) -> None:
     """Ingest files, directories or globs (txt md html pdf docx csv jsonl code)."""
-    from kgrag.ingest.glossary import load_glossary
+    from kgrag.lexicon.glossary import load_glossary
 
     glossary_path = glossary or (Path(settings.extraction.glossary) if settings.extraction.glossary else None)
     entities = load_glossary(glossary_path) if glossary_path else None
@@ -143,24 +142,44 @@ def serve(settings: Settings, host: str | None, port: int | None, threads: int) 
     KgragGunicorn(settings, threads=threads).run()
 
 
+def _search_filter(ctx: click.Context, param: click.Parameter, value: str | None):
+    """``--filters`` JSON → a SearchFilter (parsed here, once), or exit 2 naming the bad key."""
+    from kgrag.errors import InputError
+    from kgrag.stores.filters import SearchFilter
+
+    if value is None:
+        return None
+    try:
+        return SearchFilter.parse(json.loads(value))
+    except json.JSONDecodeError as e:
+        raise click.BadParameter(f"not valid JSON: {e}") from e
+    except InputError as e:
+        raise click.BadParameter(str(e)) from e
+
+
 @main.command()
 @click.argument("question")
 @click.option("--top-k", type=click.IntRange(1, 100), help="How many chunks to retrieve.")
 @click.option("--mode", "modes", multiple=True, type=click.Choice(["dense", "bm25", "graph"]), help="Retrieval paths (repeat; default all).")
+@click.option("--filters", "filters", metavar="JSON", callback=_search_filter,
+              help='Search filters, as in the HTTP API: \'{"doc_id": id or [ids], "source": path, "section_path_prefix": "Guide / 2."}\'.')
 @click.option("--retrieve-only", is_flag=True, help="Print the ranked chunks, no answer.")
 @click.option("--json", "as_json", is_flag=True, help="Print the full response as JSON.")
 @click.pass_obj
-def query(settings: Settings, question: str, top_k: int | None, modes: tuple[str, ...], retrieve_only: bool, as_json: bool) -> None:
+def query(settings: Settings, question: str, top_k: int | None, modes: tuple[str, ...], filters, retrieve_only: bool, as_json: bool) -> None:
     """Ask the knowledge base a question; prints the cited answer (or the ranked chunks)."""
+    from kgrag.errors import StoreError
     from kgrag.retrieve.pipeline import RetrievalError
     from kgrag.retrieve.trace import result_dict
 
     comps = _components(settings)
     try:
         try:
-            result = comps.retriever.retrieve(question, top_k=top_k, modes=modes or None)
+            result = comps.retriever.retrieve(question, top_k=top_k, filters=filters, modes=modes or None)
         except RetrievalError as e:
             raise click.UsageError(str(e)) from e
+        except StoreError as e:  # a broken store: the knowledge base's fault, not the question's
+            raise click.ClickException(f"a store failed: {e}") from e
         answer = None if retrieve_only else comps.generator.answer(
             question, result.hits, abstain=result.below_threshold, expansions=result.query.expansions)
     finally:
@@ -180,7 +199,7 @@ def query(settings: Settings, question: str, top_k: int | None, modes: tuple[str
         click.echo(f"{i:2d}. {hit.score:.4f} {hit.chunk.id}  [{paths}]  {hit.chunk.text[:80]!r}")
 
 
-from kgrag.cli_transfer import transfer as _transfer  # noqa: E402  (its own module: kgrag.transfer)
+from kgrag.transfer.cli import transfer as _transfer  # noqa: E402  (its own package: kgrag/transfer)
 
 main.add_command(_transfer)
 
@@ -191,6 +210,10 @@ main.add_command(eval_command)
 from kgrag.aliases.cli import aliases as _aliases  # noqa: E402  (its own module: kgrag/aliases)
 
 main.add_command(_aliases)
+
+from kgrag.feedback.cli import feedback as _feedback  # noqa: E402  (its own module: kgrag/feedback)
+
+main.add_command(_feedback)
 
 
 if __name__ == "__main__":

@@ -7,17 +7,24 @@ no model (``stats``, an ingest that finds nothing new) never pays for one.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from kgrag.config import Settings
 from kgrag.ingest.chunking import Chunker
 from kgrag.ingest.job import IngestJob
+from kgrag.models.base import Embedder, Reranker
 from kgrag.stores.base import ChunkIndex, GraphStore
 from kgrag.stores.factory import build_chunk_index, build_graph_store
+
+if TYPE_CHECKING:  # imported lazily at run time: the models they load are heavy
+    from kgrag.generate.generator import Generator
+    from kgrag.retrieve.pipeline import Retriever
 
 
 class Components:
     """Stores and models for one process, each created once on first use."""
 
-    def __init__(self, settings: Settings, *, embedder=None, recognizer=None):
+    def __init__(self, settings: Settings, *, embedder: Embedder | None = None, recognizer=None):
         """``embedder``/``recognizer`` share already-loaded models (tests, the eval harness)."""
         self.settings = settings
         self._chunk_index: ChunkIndex | None = None
@@ -25,10 +32,10 @@ class Components:
         self._embedder = embedder
         self._recognizer = recognizer
         self._owns_recognizer = False  # a shared recognizer is closed by whoever made it
-        self._retriever = None
-        self._reranker = None
+        self._retriever: Retriever | None = None
+        self._reranker: Reranker | None = None
         self._reranker_loaded = False
-        self._generator = None
+        self._generator: Generator | None = None
 
     @property
     def chunk_index(self) -> ChunkIndex:
@@ -43,7 +50,7 @@ class Components:
         return self._graph
 
     @property
-    def embedder(self):
+    def embedder(self) -> Embedder:
         if self._embedder is None:
             from kgrag.models.embedder import build_embedder
 
@@ -69,9 +76,8 @@ class Components:
 
     def build_extractor(self, graph: GraphStore):
         from kgrag.ingest.extract import Extractor
-        from kgrag.ingest.gazetteer import Gazetteer
-
-        from kgrag.ingest.glossary import glossary_aliases
+        from kgrag.lexicon.gazetteer import Gazetteer
+        from kgrag.lexicon.glossary import glossary_aliases
 
         # Curated names (glossary, alias admin) also match written in lower case ("heap").
         any_case = glossary_aliases(graph.curated_entities())
@@ -85,11 +91,11 @@ class Components:
             self.graph,
             self.chunker(),
             embedder_factory=lambda: self.embedder,
-            extractor_factory=self.build_extractor,
+            extractor_factory=lambda: self.build_extractor(self.graph),
         )
 
     @property
-    def reranker(self):
+    def reranker(self) -> Reranker | None:
         """The shared cross-encoder, or None when ``retrieval.reranker_path`` is unset."""
         if not self._reranker_loaded:
             if self.settings.retrieval.reranker_path:
@@ -104,9 +110,16 @@ class Components:
         if self._retriever is None:
             from kgrag.retrieve.pipeline import Retriever
 
+            rewriter = None
+            if self.settings.llm.model:
+                from functools import partial
+
+                from kgrag.generate.rewrite import rewrite_followup
+
+                rewriter = partial(rewrite_followup, self.settings.llm)
             self._retriever = Retriever(
                 self.settings.retrieval, self.chunk_index, self.graph, self.embedder,
-                reranker=self.reranker,
+                reranker=self.reranker, rewriter=rewriter,
             )
         return self._retriever
 

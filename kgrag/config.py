@@ -22,6 +22,8 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from kgrag.stores.factory import ChunkStoreKind, GraphStoreKind
+
 
 class ChunkingSettings(BaseModel):
     # Children are what we search: small enough to be specific. Parents are what generation
@@ -140,6 +142,10 @@ class ServerSettings(BaseModel):
     port: int = Field(8000, ge=1, le=65535)
     api_key: str | None = None  # admin routes refuse every request while unset
     max_request_bytes: int = 2 * 1024 * 1024
+    # Conversations kept for ``conversation_id`` requests: gone after this long idle, and only
+    # their last turns kept (a follow-up depends on the last few).
+    conversation_ttl_s: float = Field(3600.0, gt=0)
+    conversation_max_turns: int = Field(20, ge=1, le=100)
 
 
 class Settings(BaseSettings):
@@ -150,8 +156,8 @@ class Settings(BaseSettings):
     )
 
     data_dir: Path = Path("./data")
-    chunk_store: Literal["sqlite", "elasticsearch"] = "sqlite"
-    graph_store: Literal["sqlite", "neo4j"] = "sqlite"
+    chunk_store: ChunkStoreKind = "sqlite"  # the kinds: kgrag.stores.factory
+    graph_store: GraphStoreKind = "sqlite"
     chunking: ChunkingSettings = Field(default_factory=ChunkingSettings)
     embedder: EmbedderSettings = Field(default_factory=EmbedderSettings)
     extraction: ExtractionSettings = Field(default_factory=ExtractionSettings)
@@ -165,10 +171,6 @@ class Settings(BaseSettings):
     @classmethod
     def _expand(cls, v: Path) -> Path:
         return v.expanduser()
-
-    @property
-    def sqlite_path(self) -> Path:
-        return self.data_dir / "kgrag.sqlite"
 
     @classmethod
     def settings_customise_sources(
@@ -193,3 +195,20 @@ def load_settings(**overrides) -> Settings:
     if config_file and not Path(config_file).is_file():
         raise FileNotFoundError(f"KGRAG_CONFIG names {config_file!r}, which is not a file")
     return Settings(**overrides)
+
+
+def settings_from_file(path: Path | str, **overrides) -> Settings:
+    """Settings from one TOML file (instead of ``KGRAG_CONFIG`` / ``kgrag.toml``), with the same
+    precedence: explicit overrides, then ``KGRAG_*`` variables, then the file, then defaults.
+    ``kgrag eval --compare A.toml B.toml`` builds its two configurations so."""
+    toml_file = Path(path)
+    if not toml_file.is_file():
+        raise FileNotFoundError(f"settings file {str(toml_file)!r} is not a file")
+
+    class _FromFile(Settings):
+        @classmethod
+        def settings_customise_sources(cls, settings_cls, init_settings, env_settings, dotenv_settings,
+                                       file_secret_settings):
+            return (init_settings, env_settings, TomlConfigSettingsSource(settings_cls, toml_file=toml_file))
+
+    return _FromFile(**overrides)

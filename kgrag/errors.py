@@ -10,6 +10,15 @@ codes) catch these categories, never a library's exception types:
 - ``ConfigError``: settings that cannot work (unknown store kind, a model path that is not a
   model); raised at start-up.
 - ``ModelError``: a model could not be loaded or run.
+
+Members (tests/test_errors.py finds every exception class in kgrag and checks this):
+InputError ← ApiError (server; its own 4xx status), RetrievalError, LoadError, GlossaryError,
+AliasError, TransferError, EvalConfigError, EvalDataError, CompareError (and SearchFilter.parse
+raises it);
+StoreError ← KnowledgeBaseError (eval), ArcadeUnavailable (test launcher);
+ModelError ← EmbedderError, RerankerError, NerError, LLMError, RewriteRejected.
+InputError and ConfigError are ValueErrors, so every class that was one still is;
+KnowledgeBaseError and ArcadeUnavailable stay RuntimeErrors, for callers that catch those.
 """
 
 from __future__ import annotations

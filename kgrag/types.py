@@ -10,6 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+# Entity types kgrag assigns itself (NER labels such as PERSON or ORG come from the model).
+CONCEPT = "CONCEPT"  # an entity no NER label names: glossary terms, names met only by alias
+TITLE = "TITLE"  # a document title that no NER label names
+# Relation types. CO_OCCURS: two entities named in one chunk; undirected.
+CO_OCCURS = "CO_OCCURS"
+
 
 @dataclass
 class Document:
@@ -69,7 +75,7 @@ class Entity:
 
     key: str
     name: str
-    type: str = "CONCEPT"
+    type: str = CONCEPT
     aliases: list[str] = field(default_factory=list)
     # Curated entities (from a glossary or the alias admin) survive having no mention.
     curated: bool = False
@@ -94,7 +100,7 @@ class Relation:
     source_key: str
     target_key: str
     chunk_id: str
-    type: str = "CO_OCCURS"
+    type: str = CO_OCCURS
     weight: float = 1.0
 
 

@@ -45,8 +45,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from kgrag.stores.es_chunks import ElasticsearchChunkIndex  # noqa: E402
-from kgrag.stores.sqlite_chunks import SqliteChunkIndex  # noqa: E402
+from kgrag.stores.elasticsearch.chunks import ElasticsearchChunkIndex  # noqa: E402
+from kgrag.stores.sqlite.chunks import SqliteChunkIndex  # noqa: E402
 from kgrag.text.analyze import analyze  # noqa: E402
 from kgrag.types import Chunk  # noqa: E402
 from tests import es_servers  # noqa: E402  (osmem-server with the plain-JSON transport)

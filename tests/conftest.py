@@ -122,7 +122,7 @@ def demo_kb(tmp_path_factory, embedder, recognizer):
 
     from kgrag.components import Components
     from kgrag.config import Settings
-    from kgrag.ingest.glossary import load_glossary
+    from kgrag.lexicon.glossary import load_glossary
 
     root = tmp_path_factory.mktemp("demo-kb")
     corpus = root / "corpus"
@@ -134,3 +134,18 @@ def demo_kb(tmp_path_factory, embedder, recognizer):
     assert not report.failed
     yield comps
     comps.close()
+
+
+@pytest.fixture(scope="session")
+def live_server(demo_kb):
+    """The app over the demo knowledge base on a real loopback HTTP server, once per session
+    (browser tests and the OpenAPI property run share it). Its JSON request log is kept."""
+    import io
+
+    from kgrag.server.app import create_app
+    from tests.live_server import start_server
+
+    log = io.StringIO()
+    live = start_server(create_app(demo_kb.settings, demo_kb, log_stream=log), log)
+    yield live
+    live.stop()

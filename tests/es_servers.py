@@ -14,8 +14,6 @@ import re
 import uuid
 from typing import Any
 
-import pytest
-
 from tests.backend_cache import BackendCache, Unavailable
 
 ES_IMAGE = "docker.elastic.co/elasticsearch/elasticsearch:8.15.3"

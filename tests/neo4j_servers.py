@@ -21,10 +21,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-import pytest
-
 from kgrag.config import Neo4jSettings
-from kgrag.stores.neo4j_graph import Neo4jGraphStore
+from kgrag.stores.neo4j.graph import Neo4jGraphStore
 from tests.backend_cache import BackendCache, Unavailable
 
 NEO4J_IMAGE = "neo4j:5-community"
@@ -46,7 +44,7 @@ def arcadedb_server() -> BoltTarget:
     """ArcadeDB (arcadedb-embedded) with its Bolt plugin on 127.0.0.1, one database per purpose."""
 
     def start() -> BoltTarget:
-        from kgrag.stores.neo4j_arcadedb import ArcadeBoltServer, ArcadeUnavailable
+        from kgrag.testing.arcadedb import ArcadeBoltServer, ArcadeUnavailable
 
         root = tempfile.mkdtemp(prefix="kgrag-arcadedb-")
         try:

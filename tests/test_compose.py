@@ -127,3 +127,14 @@ def test_dockerfile_installs_cpu_torch_before_kgrag():
     # The same torch as scripts/setup installs for the virtualenv.
     assert '"torch==2.13.0"' in (REPO / "scripts" / "setup").read_text()
     assert '"kgrag", "serve", "--host", "0.0.0.0"' in text
+
+
+def test_dockerfile_installs_the_wheel_with_its_cypher_folder():
+    """The image installs kgrag as a wheel, which carries cypher/ (tests/test_wheel.py): the
+    folder is copied before that install and no KGRAG_CYPHER_DIR points into the source tree."""
+    text = "\n".join(line for line in (REPO / "Dockerfile").read_text().splitlines()
+                     if not line.lstrip().startswith("#"))
+    final_install = text.index("pip install --no-deps .")
+    assert text.index("COPY cypher ./cypher") < final_install and text.index("COPY kgrag ./kgrag") < final_install
+    assert "KGRAG_CYPHER_DIR" not in text
+    assert "pip install -e" not in text  # an editable install would read the source tree

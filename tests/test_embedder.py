@@ -9,9 +9,10 @@ import numpy as np
 import pytest
 
 from kgrag.config import EmbedderSettings
+from kgrag.errors import KgragError, ModelError
+from kgrag.models.base import Embedder
 from kgrag.models.embedder import (
     E5Embedder,
-    Embedder,
     EmbedderError,
     SentenceTransformerEmbedder,
     build_embedder,
@@ -46,6 +47,18 @@ def test_factory_builds_the_named_model(minilm, e5):
     assert minilm.dim == e5.dim == 384
     assert isinstance(minilm, Embedder) and isinstance(e5, Embedder)
     assert os.environ.get("HF_HUB_OFFLINE") == "1"
+
+
+def test_every_embedder_fills_the_whole_protocol(minilm, e5):
+    """Callers read these fields directly (the retriever skips the dense vote of an English-only
+    model on Chinese questions), so every implementation must carry all of them."""
+    members = [*Embedder.__annotations__, "embed_passages", "embed_queries", "count_tokens"]
+    assert {"name", "dim", "multilingual", "max_tokens", "batch_size"} <= set(members)
+    for embedder in (minilm, e5):
+        assert isinstance(embedder, Embedder)
+        assert all(hasattr(embedder, m) for m in members)
+        assert embedder.batch_size == 2 and embedder.max_tokens >= 256 and embedder.dim == 384
+    assert minilm.multilingual is False and e5.multilingual is True
 
 
 def test_passages_are_normalized_float32_rows_in_input_order(embedder):
@@ -121,8 +134,9 @@ def test_a_local_model_directory_is_named_by_its_path():
 
 def test_a_missing_model_directory_is_a_clear_error(tmp_path):
     missing = tmp_path / "no-such-model"
-    with pytest.raises(EmbedderError, match="no-such-model"):
+    with pytest.raises(EmbedderError, match="no-such-model") as err:
         build_embedder(EmbedderSettings(name="sentence-transformers", path=str(missing)))
+    assert isinstance(err.value, ModelError) and isinstance(err.value, KgragError)  # one error root
     (tmp_path / "empty").mkdir()
     with pytest.raises(EmbedderError, match="not a sentence-transformers model directory"):
         SentenceTransformerEmbedder(tmp_path / "empty")

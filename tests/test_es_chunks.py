@@ -13,10 +13,11 @@ import pytest
 
 from kgrag.config import ElasticsearchSettings, Settings
 from kgrag.stores.base import StoreError
-from kgrag.stores.es_chunks import ElasticsearchChunkIndex
-from kgrag.stores.es_mapping import MAPPING_VERSION, META_KEY
+from kgrag.stores.elasticsearch.chunks import ElasticsearchChunkIndex
+from kgrag.stores.elasticsearch.mapping import MAPPING_VERSION, META_KEY
 from kgrag.stores.factory import build_chunk_index
-from kgrag.stores.sqlite_chunks import SqliteChunkIndex
+from kgrag.stores.filters import SearchFilter
+from kgrag.stores.sqlite.chunks import SqliteChunkIndex
 from kgrag.types import Chunk
 from tests import es_servers
 from tests.contract.test_chunk_index_contract import (
@@ -208,7 +209,8 @@ def filled(es_server) -> ElasticsearchChunkIndex:
 def test_bm25_filters(filled, filters, keep):
     everything = "installing usage weather penguins 树 深度 哈希表 admin field 算法"
     assert set(_ids(filled.search_bm25(everything, 100))) == {c.id for c in SEARCHABLE}
-    assert set(_ids(filled.search_bm25(everything, 100, filters))) == {c.id for c in SEARCHABLE if keep(c)}
+    found = filled.search_bm25(everything, 100, SearchFilter.parse(filters))
+    assert set(_ids(found)) == {c.id for c in SEARCHABLE if keep(c)}
 
 
 def test_bm25_respects_k_and_never_returns_parents(filled):
@@ -249,8 +251,8 @@ def test_ids_that_look_like_queries_are_stored_verbatim(es_server):
                   source="C:\\path\\with 'quotes'", section_path="a > `b` > \"c\"")
     store.upsert([nasty], VECTORS[:1])
     assert store.get([nasty.id]) == [nasty]
-    assert _ids(store.search_bm25("detach delete", 5, {"doc_id": nasty.doc_id})) == [nasty.id]
-    assert _ids(store.search_bm25("detach delete", 5, {"section_path_prefix": "a > `b`"})) == [nasty.id]
+    assert _ids(store.search_bm25("detach delete", 5, SearchFilter(doc_id=nasty.doc_id))) == [nasty.id]
+    assert _ids(store.search_bm25("detach delete", 5, SearchFilter(section_path_prefix="a > `b`"))) == [nasty.id]
     assert store.delete_document(nasty.doc_id) == 1
 
 

@@ -300,3 +300,28 @@ def test_cli_on_hipporag_sample(tmp_path):
         assert summary["ndcg_at_10"] == pytest.approx(1 / math.log2(rank + 1))
     # Dense ranks all three passages: the gold is within the top 5 whatever the order.
     assert report["modes"][1]["recall"]["5"] == 1.0 and q["modes"]["dense"]["passages"] == 3
+
+
+def test_follow_ups_are_asked_after_their_context_unless_history_is_off(components, tiny_set, tmp_path):
+    corpus, _ = tiny_set
+    queries = write_jsonl(tmp_path / "followups.jsonl", [
+        {"id": "f1", "question": "And what about it?", "gold_ids": ["t-brim"],
+         "meta": {"context": "Which village holds the zentharp festival?", "category": "follow-up"}},
+        {"id": "f2", "question": "And the sculptor?", "gold_ids": ["t-mirelda"],
+         "meta": {"context": [{"question": "Who carved stone figures?", "answer": "Mirelda Osk"}],
+                  "category": "follow-up"}},
+        {"id": "s1", "question": "Which quorvex?", "gold_ids": ["t-lantern"], "meta": {"category": "single"}},
+    ])
+    assert [len(q.history) for q in load_queries(queries)] == [1, 1, 0]
+    with_history = run_eval(components, corpus, queries, modes="bm25")
+    assert with_history.mode("bm25").recall["1"] == 1.0
+    assert "| bm25 | 100.0 | 100.0 |" in with_history.markdown()  # R@5 per category: follow-up, single
+    alone = run_eval(components, corpus, queries, modes="bm25", history=False)
+    assert alone.mode("bm25").recall["1"] < 1.0  # "And what about it?" names nothing to search for
+    assert "| follow-up (2) | single (1) |" in alone.markdown()
+
+
+def test_bad_meta_context_names_the_line(tmp_path):
+    path = write_jsonl(tmp_path / "q.jsonl", [{"id": "a", "question": "x?", "gold_ids": ["1"], "meta": {"context": [5]}}])
+    with pytest.raises(EvalDataError, match=r"line 1: meta.context must be a question string"):
+        load_queries(path)

@@ -9,12 +9,14 @@ from __future__ import annotations
 import pytest
 
 from kgrag.config import ExtractionSettings
-from kgrag.ingest.extract import TITLE_TYPE, Extractor, title_aliases
-from kgrag.ingest.gazetteer import Gazetteer, GazetteerMatch, normalize_with_offsets
-from kgrag.ingest.glossary import GlossaryError, glossary_aliases, load_glossary, write_glossary_csv
-from kgrag.models.ner import EntityRecognizer, Span
-from kgrag.text.normalize import normalize_alias
-from kgrag.types import Chunk, Entity
+from kgrag.errors import ModelError
+from kgrag.ingest.extract import Extractor
+from kgrag.lexicon.gazetteer import Gazetteer, GazetteerMatch
+from kgrag.lexicon.glossary import GlossaryError, glossary_aliases, load_glossary, write_glossary_csv
+from kgrag.lexicon.normalize import normalize_alias, normalize_with_offsets
+from kgrag.lexicon.titles import title_aliases
+from kgrag.models.ner import EntityRecognizer, NerError, Span
+from kgrag.types import TITLE, Chunk, Entity
 
 ENGLISH = (
     "Barack Obama was born in Honolulu, Hawaii. In 1991 he graduated from Harvard University, "
@@ -243,7 +245,7 @@ def test_title_entity_is_mentioned_in_every_chunk_with_its_spellings(recognizer)
     result = extractor.extract(chunks)
     title = [e for e in result.entities if e.key == "the beatles band"]
     assert title and title[0].name == "The Beatles (band)" and title[0].aliases == ["The Beatles", "Beatles"]
-    assert title[0].type in {TITLE_TYPE, "ORG", "NORP", "PERSON"}
+    assert title[0].type in {TITLE, "ORG", "NORP", "PERSON"}
     assert {m.chunk_id for m in result.mentions if m.entity_key == "the beatles band"} == {"d1#0", "d1#1"}
     # "The Beatles" in the text resolves to the title entity through its alias, not a new one.
     assert not any(e.key in {"beatles", "the beatles"} for e in result.entities)
@@ -309,3 +311,9 @@ def test_extraction_is_deterministic_and_batching_does_not_change_it(recognizer)
     assert next(e for e in b.entities if e.key == "鲁迅").type == "PERSON"  # title met by NER
     assert b.mentions == sorted(b.mentions, key=lambda m: (m.chunk_id, m.entity_key))
     assert [e.key for e in b.entities] == sorted(e.key for e in b.entities)
+
+
+def test_a_missing_spacy_model_is_a_model_error_naming_it():
+    with pytest.raises(NerError, match="no_such_spacy_model") as err:
+        EntityRecognizer(ExtractionSettings(spacy_model="no_such_spacy_model"))
+    assert isinstance(err.value, ModelError)

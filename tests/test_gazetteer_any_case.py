@@ -3,9 +3,9 @@ English stop words match only in capitals, curated or not."""
 
 from __future__ import annotations
 
-from kgrag.ingest.gazetteer import Gazetteer
-from kgrag.ingest.glossary import glossary_aliases
-from kgrag.stores.sqlite_graph import SqliteGraphStore
+from kgrag.lexicon.gazetteer import Gazetteer
+from kgrag.lexicon.glossary import glossary_aliases
+from kgrag.stores.sqlite.graph import SqliteGraphStore
 from kgrag.types import Entity
 
 

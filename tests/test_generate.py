@@ -283,7 +283,25 @@ def test_answer_to_dict_is_plain_json():
     answer = Generator(LLMSettings()).answer("What is an LCA?", demo_hits("lowest_common_ancestor.md"))
     data = json.loads(json.dumps(answer.to_dict()))
     assert set(data) >= {"text", "citations", "abstained", "mode", "invalid_citations", "unsupported_sentences"}
-    assert set(data["citations"][0]) == {"n", "chunk_id", "doc_id", "source", "title", "page", "section_path", "snippet"}
+    assert set(data["citations"][0]) == {"n", "chunk_id", "doc_id", "source", "title", "page", "section_path",
+                                         "snippet", "highlights"}
+
+
+def test_citation_highlights_are_the_quoted_sentences_in_the_cited_chunk():
+    """The page expands a source to its full chunk and marks ``highlights``: each span must be
+    a sentence the extractive answer quotes, found at that place in the cited chunk's text."""
+    from kgrag.generate.sentences import plain
+
+    hits = demo_hits("lowest_common_ancestor.md")
+    answer = Generator(LLMSettings()).answer("What is the lowest common ancestor?", hits)
+    texts = {h.chunk.id: h.chunk.text for h in hits}
+    assert answer.citations
+    for citation in answer.citations:
+        assert citation.highlights, citation
+        for start, end in citation.highlights:
+            quoted = " ".join(plain(texts[citation.chunk_id][start:end]).split())
+            assert 0 <= start < end <= len(texts[citation.chunk_id])
+            assert quoted[:40] in " ".join(answer.text.split()), (quoted, answer.text)
 
 
 # --- LLM failures fall back to the extractive answer ----------------------------------------

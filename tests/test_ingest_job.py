@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from kgrag.ingest.loaders import document_id
-from kgrag.text.normalize import normalize_alias
+from kgrag.lexicon.normalize import normalize_alias
 from tests.conftest import hotpot_records, write_jsonl
 
 N_DOCS = 40
@@ -115,7 +115,7 @@ GLOSSARY = "LCA; Lowest Common Ancestor; 最近公共祖先\n"
 
 
 def test_glossary_aliases_are_one_entity(components, tmp_path):
-    from kgrag.ingest.glossary import load_glossary
+    from kgrag.lexicon.glossary import load_glossary
 
     docs = tmp_path / "docs"
     docs.mkdir()
@@ -146,7 +146,7 @@ def _make_bad_files(folder: Path) -> None:
 
 
 def test_bad_files_reported_good_files_ingested(tmp_path, settings):
-    good = write_jsonl(tmp_path / "corpus.jsonl", hotpot_records(5))
+    write_jsonl(tmp_path / "corpus.jsonl", hotpot_records(5))
     (tmp_path / "notes.md").write_text("# Notes\n\nMoscow State University was founded in 1755.\n", encoding="utf-8")
     _make_bad_files(tmp_path)
     env = {**os.environ, "KGRAG_DATA_DIR": str(settings.data_dir)}
@@ -166,7 +166,7 @@ def test_bad_files_reported_good_files_ingested(tmp_path, settings):
 
 
 def _graph_documents(path: Path) -> int:
-    from kgrag.stores.sqlite_graph import SqliteGraphStore
+    from kgrag.stores.sqlite.graph import SqliteGraphStore
 
     if not path.exists():
         return 0
@@ -209,7 +209,7 @@ def test_sigkill_mid_ingest_then_rerun_equals_clean_run(tmp_path, components):
 
 
 def test_ingest_links_lower_case_glossary_terms(components, tmp_path):
-    from kgrag.ingest.glossary import load_glossary
+    from kgrag.lexicon.glossary import load_glossary
 
     glossary = tmp_path / "glossary.txt"
     glossary.write_text("Heap; binary heap\nIT; information technology\n", encoding="utf-8")
@@ -220,3 +220,18 @@ def test_ingest_links_lower_case_glossary_terms(components, tmp_path):
     mentions = components.graph.mentions_of(["heap", "it"])
     assert [chunk for chunk, _ in mentions.get("heap", [])] == ["d1#c0"]
     assert mentions.get("it", []) == []  # a curated stop word still needs capitals
+
+
+def test_progress_is_reported_per_document_not_per_group(components, tmp_path):
+    """Twelve one-chunk passages fit in one embedding group; progress still comes once per
+    document, counting up, each with the chunks written so far."""
+    events = []
+    corpus = write_jsonl(tmp_path / "twelve.jsonl", hotpot_records(12))
+    report = components.ingest_job().run([corpus], progress=False, on_document=events.append)
+    assert [e.done for e in events] == list(range(1, 13)) and {e.total for e in events} == {12}
+    assert [e.doc_id for e in events] == [r["id"] for r in hotpot_records(12)]
+    assert all(e.ok for e in events) and events[-1].chunks_written == report.chunks_written
+    assert [e.chunks_written for e in events] == sorted(e.chunks_written for e in events)
+    again = []
+    components.ingest_job().run([corpus], progress=False, on_document=again.append)
+    assert again == []  # nothing pending, nothing to report

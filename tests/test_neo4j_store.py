@@ -11,14 +11,14 @@ import pytest
 
 from kgrag.config import Neo4jSettings
 from kgrag.stores.base import StoreError
-from kgrag.stores.cypher_loader import DEFAULT_CYPHER_DIR, CypherLoader
-from kgrag.stores.neo4j_graph import Neo4jGraphStore
-from kgrag.stores.neo4j_arcadedb import free_port
+from kgrag.stores.neo4j.cypher_loader import DEFAULT_CYPHER_DIR, CypherLoader
+from kgrag.stores.neo4j.graph import Neo4jGraphStore
+from kgrag.testing.arcadedb import free_port
 from kgrag.types import Chunk, Document, Entity, Mention, Relation
 from tests.neo4j_servers import arcadedb_server, docker_server, env_server, fresh_store
 
-STORE_MODULES = ["neo4j_graph.py", "neo4j_writes.py", "neo4j_driver.py", "neo4j_aliases.py"]
-STORE_DIR = Path(__file__).resolve().parents[1] / "kgrag" / "stores"
+STORE_DIR = Path(__file__).resolve().parents[1] / "kgrag" / "stores" / "neo4j"
+STORE_MODULES = sorted(p.name for p in STORE_DIR.glob("*.py"))
 
 
 # -- the loader (no server) -------------------------------------------------------------------

@@ -20,6 +20,8 @@ import threading
 import pytest
 
 from kgrag.config import RetrievalSettings
+from kgrag.errors import ModelError
+from kgrag.models.base import Reranker
 from kgrag.models.reranker import (
     CrossEncoderReranker,
     FlagEmbeddingReranker,
@@ -73,6 +75,13 @@ def reference_scores(cross_encoder_dir, passages):
 
 def test_no_path_means_no_reranker():
     assert build_reranker(RetrievalSettings()) is None
+
+
+def test_both_loaders_fill_the_whole_protocol(cross_encoder, flag, cross_encoder_dir):
+    for reranker in (cross_encoder, flag):
+        assert isinstance(reranker, Reranker)
+        assert reranker.batch_size == 32 and reranker.name.endswith(str(cross_encoder_dir))
+    assert cross_encoder.name.startswith("cross-encoder:") and flag.name.startswith("flag:")
 
 
 @pytest.mark.parametrize("route", ["cross_encoder", "flag"])
@@ -151,6 +160,7 @@ def test_missing_directory_is_a_clear_error(tmp_path):
         with pytest.raises(RerankerError, match="never downloaded") as err:
             make()
         assert str(missing) in str(err.value)
+        assert isinstance(err.value, ModelError)  # one error root: callers catch ModelError
 
     empty = tmp_path / "empty"
     empty.mkdir()

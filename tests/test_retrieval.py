@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from kgrag.retrieve.pipeline import RetrievalError
+from kgrag.stores.filters import SearchFilter
 
 
 @pytest.fixture
@@ -78,7 +79,7 @@ def test_fuzzy_linking_catches_a_misspelled_name(kb):
 
 def test_filters_apply_to_every_path(kb):
     doc_id = next(d for d in kb.chunk_index.document_ids() if d.endswith("lowest_common_ancestor.md"))
-    result = kb.retriever.retrieve("How is the LCA computed?", filters={"doc_id": doc_id})
+    result = kb.retriever.retrieve("How is the LCA computed?", filters=SearchFilter(doc_id=doc_id))
     assert result.hits and {h.chunk.doc_id for h in result.hits} == {doc_id}
     assert any("graph" in h.paths for h in result.hits)
     with pytest.raises(RetrievalError, match="unknown retrieval mode"):

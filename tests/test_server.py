@@ -14,7 +14,6 @@ import urllib.request
 
 import pytest
 
-from kgrag.config import Settings
 from kgrag.server.app import create_app
 
 KEY = "test-admin-key"
@@ -113,6 +112,110 @@ def test_bad_requests_get_json_errors(client, kwargs, status, code, mentions):
     assert mentions in message
 
 
+BAD_HISTORY = [
+    ("Where is it?", "history: Input should be a valid list"),
+    (["Where is it?"], "history.0: Input should be a valid dictionary"),
+    ([{"q": "Where is it?"}], "history.0.question: Field required"),
+    ([{"question": ""}], "history.0.question"),
+    ([{"question": "   "}], "history.0.question"),
+    ([{"question": "x", "answer": 5}], "history.0.answer"),
+    ([{"question": "x", "answer": "a" * 8001}], "history.0.answer: String should have at most 8000"),
+    ([{"question": "x" * 4001}], "history.0.question: String should have at most 4000"),
+    ([{"question": "x"}] * 21, "history: List should have at most 20 items"),
+    ([{"question": "x", "asked_at": 1}], "history.0.asked_at"),
+]
+
+
+@pytest.mark.parametrize(("history", "mentions"), BAD_HISTORY, ids=[repr(h)[:40] for h, _ in BAD_HISTORY])
+def test_bad_history_is_400_naming_the_field(client, history, mentions):
+    for route in ("/v1/retrieve", "/v1/query"):
+        message = _error(client.post(route, json={"question": "And the next one?", "history": history}),
+                         400, "invalid_request")
+        assert mentions in message, message
+
+
+def test_follow_up_over_http_is_completed_from_history_and_traced(client):
+    previous = "Which manuscripts are known as the Books of Clanranald?"
+    body = client.post("/v1/query", json={"question": "And who kept them?",
+                                          "history": [{"question": previous, "answer": "Two manuscripts."}]})
+    assert body.status_code == 200, body.get_data(as_text=True)
+    trace = body.get_json()["trace"]
+    assert trace["conversation"]["followup"] is True
+    assert trace["conversation"]["carried_from"] == [previous]
+    assert trace["conversation"]["completed_question"] == previous + " kept"
+    assert body.get_json()["citations"][0]["title"] == "Books of Clanranald"
+    alone = client.post("/v1/retrieve", json={"question": "And who kept them?"}).get_json()
+    assert alone["trace"]["conversation"] is None
+    standalone = client.post("/v1/retrieve", json={"question": previous, "history": [{"question": "Hi?"}]}).get_json()
+    assert standalone["trace"]["conversation"]["followup"] is False
+    assert standalone["trace"]["conversation"]["completed_question"] == previous
+
+
+def test_conversation_id_keeps_turns_server_side_and_expires_as_configured(demo_kb, tmp_path):
+    server = demo_kb.settings.server.model_copy(update={"conversation_ttl_s": 1.0})
+    settings = demo_kb.settings.model_copy(update={"server": server, "data_dir": tmp_path})
+    client = create_app(settings, demo_kb, warm=False).test_client()
+    previous = "Which manuscripts are known as the Books of Clanranald?"
+    first = client.post("/v1/query", json={"question": previous, "conversation_id": "thread-1"}).get_json()
+    assert first["conversation_id"] == "thread-1"
+    assert first["trace"]["conversation"] is None  # a new conversation: no history yet
+    second = client.post("/v1/retrieve", json={"question": "And who kept them?", "conversation_id": "thread-1"})
+    conversation = second.get_json()["trace"]["conversation"]
+    assert conversation["followup"] and conversation["carried_from"] == [previous]
+    assert (tmp_path / "conversations.sqlite").exists()
+    time.sleep(1.2)
+    expired = client.post("/v1/retrieve", json={"question": "And who kept them?", "conversation_id": "thread-1"})
+    assert expired.get_json()["trace"]["conversation"] is None  # idle past the TTL: no history left
+    both = client.post("/v1/retrieve", json={"question": "x", "conversation_id": "t", "history": [{"question": "y"}]})
+    assert "not both" in _error(both, 400, "invalid_request")
+    bad = client.post("/v1/retrieve", json={"question": "x", "conversation_id": "no spaces allowed"})
+    assert "conversation_id" in _error(bad, 400, "invalid_request")
+
+
+# Every combination of retrieval paths, and no "modes" at all (the default: every path).
+MODE_SETS = [None, ["dense"], ["bm25"], ["graph"], ["dense", "bm25"], ["dense", "graph"], ["bm25", "graph"],
+             ["dense", "bm25", "graph"]]
+BAD_FILTERS = [
+    ({"source": 5}, "filters.source: expected a string, got int 5"),
+    ({"doc_id": 5}, "filters.doc_id: expected a document id"),
+    ({"doc_id": ["film-glass-harbor", 5]}, "filters.doc_id.1"),
+    ({"doc_id": []}, "filters.doc_id: an empty list matches nothing"),
+    ({"section_path_prefix": ["Guide"]}, "filters.section_path_prefix: expected a string"),
+    ({"source": None}, "filters.source: null"),
+    ({"bogus": "x"}, "unknown filter key(s) 'bogus'"),
+    ("doc_id=x", "filters: expected an object"),
+    (["film-glass-harbor"], "filters: expected an object"),
+]
+
+
+@pytest.mark.parametrize(("filters", "mentions"), BAD_FILTERS, ids=[repr(f) for f, _ in BAD_FILTERS])
+def test_bad_filters_are_400_naming_the_field_on_every_mode(client, filters, mentions):
+    """Parsed once in the request schema: no path (graph-only included) ever sees them."""
+    for route in ("/v1/retrieve", "/v1/query"):
+        for modes in MODE_SETS:
+            body = {"question": "Who directed Glass Harbor?", "filters": filters}
+            if modes is not None:
+                body["modes"] = modes
+            message = _error(client.post(route, json=body), 400, "invalid_request")
+            assert mentions in message, (route, modes, message)
+
+
+def test_graph_only_queries_apply_valid_filters(client):
+    question = "Who directed Glass Harbor?"
+    unfiltered = client.post("/v1/retrieve", json={"question": question, "modes": ["graph"]}).get_json()
+    assert {"film-glass-harbor", "person-maret-kuusik"} <= {h["doc_id"] for h in unfiltered["hits"]}
+    for filters in ({"doc_id": "person-maret-kuusik"}, {"doc_id": ["person-maret-kuusik", "no-such-doc"]}):
+        resp = client.post("/v1/retrieve", json={"question": question, "modes": ["graph"], "filters": filters})
+        assert resp.status_code == 200
+        hits = resp.get_json()["hits"]
+        assert hits and {h["doc_id"] for h in hits} == {"person-maret-kuusik"}
+        assert all("graph" in h["trace"]["paths"] for h in hits)
+    # A valid filter that matches nothing is an empty answer, not an error.
+    resp = client.post("/v1/retrieve", json={"question": question, "modes": ["graph"],
+                                             "filters": {"section_path_prefix": "no such section"}})
+    assert resp.status_code == 200 and resp.get_json()["hits"] == []
+
+
 def test_routes_methods_and_admin_keys(client):
     _error(client.get("/v1/nowhere"), 404, "not_found")
     _error(client.get("/v1/query"), 405, "method_not_allowed")
@@ -151,7 +254,19 @@ def test_readyz_and_metrics(client):
     metrics = client.get("/metrics").get_data(as_text=True)
     assert "kgrag_http_requests_total" in metrics and "kgrag_retrieval_stage_ms_bucket" in metrics
     page = client.get("/")
-    assert page.status_code == 200 and b"/v1/query" in page.data
+    assert page.status_code == 200 and b'src="/static/js/main.js"' in page.data
+    # Every module the page imports is served (the browser tests drive the page itself).
+    import re
+
+    pending, seen = ["main.js"], set()
+    while pending:
+        name = pending.pop()
+        seen.add(name)
+        module = client.get(f"/static/js/{name}")
+        assert module.status_code == 200, name
+        pending += [m for m in re.findall(r'from "\./([\w.]+)"', module.get_data(as_text=True)) if m not in seen]
+    assert {"api.js", "answer.js", "trace.js", "explorer.js", "feedback.js", "i18n.js"} <= seen
+    assert b"/v1/query" in client.get("/static/js/api.js").data
 
 
 def test_documents_add_query_delete(admin_client):
@@ -164,7 +279,7 @@ def test_documents_add_query_delete(admin_client):
     again = admin_client.post("/v1/documents", json={"documents": [doc]}, headers=headers)
     assert again.status_code == 200 and again.get_json()["documents"]["unchanged"] == 1
 
-    upload = {"file": (io.BytesIO("# Trie\n\nA trie stores strings by their prefixes.".encode()), "trie.md")}
+    upload = {"file": (io.BytesIO(b"# Trie\n\nA trie stores strings by their prefixes."), "trie.md")}
     resp = admin_client.post("/v1/documents", data=upload, headers=headers, content_type="multipart/form-data")
     assert resp.status_code == 201, resp.get_json()
     bad = {"file": (io.BytesIO(b"\x00\x01"), "slides.pptx")}
@@ -209,8 +324,9 @@ def test_kgrag_serve_binds_localhost_and_answers(tmp_path):
                 assert time.monotonic() < deadline, "server did not become ready in 120 s"
                 time.sleep(0.5)
         req = urllib.request.Request(f"http://127.0.0.1:{port}/v1/query", data=b'{"question": "anything?"}',
-                                     headers={"Content-Type": "application/json"})
+                                     headers={"Content-Type": "application/json", "X-Request-Id": "serve-test-1"})
         with urllib.request.urlopen(req, timeout=30) as r:
+            assert r.headers["X-Request-Id"] == "serve-test-1"
             assert json.load(r)["abstained"] is True  # an empty knowledge base knows nothing
         listening = subprocess.run(["ss", "-ltnH", f"sport = :{port}"], capture_output=True, text=True).stdout
         local_addresses = [line.split()[3] for line in listening.splitlines() if line.strip()]
@@ -219,6 +335,9 @@ def test_kgrag_serve_binds_localhost_and_answers(tmp_path):
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+    lines = [json.loads(line) for line in proc.stdout.read().splitlines() if line.startswith("{")]
+    logged = [line for line in lines if line.get("request_id") == "serve-test-1"]
+    assert len(logged) == 1 and logged[0]["route"] == "/v1/query" and logged[0]["abstained"] is True, lines
 
 
 def test_extractive_answer_reads_alias_expansions(client):

@@ -126,8 +126,8 @@ def test_cli_transfer_reports_and_verifies(tmp_path, monkeypatch):
     from click.testing import CliRunner
 
     from kgrag.cli import main
-    from kgrag.stores.sqlite_chunks import SqliteChunkIndex
-    from kgrag.stores.sqlite_graph import SqliteGraphStore
+    from kgrag.stores.sqlite.chunks import SqliteChunkIndex
+    from kgrag.stores.sqlite.graph import SqliteGraphStore
     from kgrag.types import Chunk, Document, Mention, Relation
 
     kb = tmp_path / "kb"

@@ -1,5 +1,5 @@
 """``import`` / ``export`` of curated entities in the glossary format ingestion reads
-(``kgrag.ingest.glossary``: CSV ``canonical,type,aliases`` with aliases joined by ``|``; import
+(``kgrag.lexicon.glossary``: CSV ``canonical,type,aliases`` with aliases joined by ``|``; import
 also takes the YAML and line formats).
 
 Export writes every curated entity (``every``: also extracted entities that have aliases
@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from kgrag.aliases.service import AliasError, AliasService, Change, clean_name
-from kgrag.ingest.glossary import GlossaryError, load_glossary, write_glossary_csv
-from kgrag.text.normalize import normalize_alias
+from kgrag.lexicon.glossary import GlossaryError, load_glossary, write_glossary_csv
+from kgrag.lexicon.normalize import normalize_alias
 from kgrag.types import Entity
 
 

@@ -7,7 +7,7 @@ candidate is confirmed by matching its text with a gazetteer over the graph's wh
 table — the matcher ingestion uses, so longest match, word boundaries and the case rules
 agree with what ingestion would have found had it known the alias. A confirmed chunk gets a
 mention of the entity (count: how often its aliases match there) and a CO_OCCURS relation
-with the chunk's other entities, as ingestion would have written. ``GraphStore.add_mentions``
+with the chunk's other entities, as ingestion would have written. ``AliasAdmin.add_mentions``
 only ever raises counts, so running this twice changes nothing.
 """
 
@@ -16,12 +16,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from kgrag.ingest.gazetteer import Gazetteer, matchable
-from kgrag.ingest.extract import RELATION_TYPE
-from kgrag.stores.base import ChunkIndex, GraphStore
+from kgrag.lexicon.gazetteer import Gazetteer, matchable
+from kgrag.lexicon.normalize import normalize_alias
+from kgrag.stores.base import AliasGraph, ChunkIndex
 from kgrag.text.analyze import analyze
-from kgrag.text.normalize import normalize_alias
-from kgrag.types import Chunk, Mention, Relation
+from kgrag.types import CO_OCCURS, Chunk, Mention, Relation
 
 # Most candidate chunks examined per alias (Elasticsearch's default result window); beyond it
 # the report says ``capped``: the chunks left out are linked when their document is re-ingested.
@@ -42,7 +41,7 @@ class LinkReport:
 
 
 def link_aliases(
-    graph: GraphStore,
+    graph: AliasGraph,
     chunk_index: ChunkIndex,
     key: str,
     aliases: Sequence[str],
@@ -78,7 +77,7 @@ def link_aliases(
     for chunk_id in found:
         # The chunk's most mentioned entities, as many as ingestion relates per chunk.
         related = [k for k in others.get(chunk_id, []) if k not in excluded[chunk_id]]
-        relations += [Relation(key, other, chunk_id, RELATION_TYPE, 1.0)
+        relations += [Relation(key, other, chunk_id, CO_OCCURS, 1.0)
                       for other in related[: max(0, max_entities_per_chunk - 1)]]
     report.mentions_written = graph.add_mentions(mentions, relations)
     report.linked_chunks = sorted(found)

@@ -1,5 +1,5 @@
 """Alias administration: the operations behind ``kgrag aliases`` and ``/v1/entities/...``, with
-their validation and policy. The graph store does the mechanics (``GraphStore.add_aliases``,
+their validation and policy. The graph store does the mechanics (``AliasAdmin.add_aliases``,
 ``merge_entities``, ...); everything decided here is written down below.
 
 Names. Wherever an entity is named (CANONICAL, OLD, KEEP, ENTITY), its key, its canonical name
@@ -36,20 +36,20 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from kgrag.aliases.linking import link_aliases
-from kgrag.stores.base import AuditEntry, ChunkIndex, GraphStore
-from kgrag.text.normalize import normalize_alias
-from kgrag.types import Entity
+from kgrag.errors import InputError
+from kgrag.lexicon.normalize import normalize_alias
+from kgrag.stores.base import AliasGraph, AuditEntry, ChunkIndex
+from kgrag.types import CONCEPT, Entity
 
-DEFAULT_TYPE = "CONCEPT"
 MAX_NAME_CHARS = 200
 _SEPARATORS = re.compile(r"[;；|]")
 
 
-class AliasError(ValueError):
+class AliasError(InputError):
     """Refused input; nothing was changed. ``code``: unknown_entity, ambiguous, conflict,
     invalid (the HTTP API maps them to 404, 409, 409, 400)."""
 
@@ -91,7 +91,7 @@ def clean_aliases(aliases: Sequence[Any]) -> list[str]:
 
 
 class AliasService:
-    def __init__(self, graph: GraphStore, chunk_index: ChunkIndex, *, user: str,
+    def __init__(self, graph: AliasGraph, chunk_index: ChunkIndex, *, user: str,
                  max_entities_per_chunk: int = 30, on_change: Callable[[], None] | None = None):
         self.graph = graph
         self.chunk_index = chunk_index
@@ -137,7 +137,7 @@ class AliasService:
         if target is not None and not new and target.curated:
             return Change("add", key, False, f"{key!r} already has every one of these aliases")
         if target is None:
-            self.graph.upsert_entities([Entity(key, canonical, (type or DEFAULT_TYPE).strip() or DEFAULT_TYPE, curated=True)])
+            self.graph.upsert_entities([Entity(key, canonical, (type or CONCEPT).strip() or CONCEPT, curated=True)])
         else:
             self._mark_curated(target)
         added = list(new.values())
@@ -234,7 +234,7 @@ class AliasService:
         if link is not None:
             details["linking"] = link.to_dict()
         return self.record_change("split", new.key, f"split {new.aliases} off {entity.key!r} into {new.key!r} "
-                                             f"({restored or len(link.linked_chunks or [])} chunk(s))", details)
+                                             f"({restored if link is None else len(link.linked_chunks or [])} chunk(s))", details)
 
     def delete(self, name: str) -> Change:
         entity = self.resolve(name)
@@ -288,5 +288,5 @@ class AliasService:
 
 
 def now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
 

@@ -33,8 +33,9 @@ from typing import Any
 
 import numpy as np
 
-from kgrag.stores.base import GraphStore
-from kgrag.text.normalize import normalize_alias
+from kgrag.lexicon.normalize import normalize_alias
+from kgrag.models.base import Embedder
+from kgrag.stores.base import AliasGraph
 from kgrag.types import Entity
 
 WEIGHTS = {"shared_alias": 1.0, "spacing": 1.0, "acronym": 0.8, "fuzzy": 1.0, "embedding": 1.0, "neighbours": 0.5}
@@ -76,9 +77,9 @@ class Suggestion:
 
 
 def suggest_duplicates(
-    graph: GraphStore,
+    graph: AliasGraph,
     *,
-    embedder=None,
+    embedder: Embedder | None = None,
     limit: int = 50,
     max_entities: int = 2000,
     fuzzy_threshold: float = 90.0,
@@ -94,7 +95,7 @@ def suggest_duplicates(
 
     def note(a: str, b: str, reason: str, value: Any) -> None:
         if a != b:
-            reasons[tuple(sorted((a, b)))].setdefault(reason, value)
+            reasons[(a, b) if a < b else (b, a)].setdefault(reason, value)
 
     table = graph.alias_table()
     for alias, keys in table.items():
@@ -162,14 +163,14 @@ def _fuzzy(pool: Sequence[Entity], threshold: float, note) -> None:
         note(pool[i].key, pool[j].key, "fuzzy", round(float(scores[i, j]) / 100.0, 3))
 
 
-def _embedding(pool: Sequence[Entity], embedder, threshold: float, note) -> None:
+def _embedding(pool: Sequence[Entity], embedder: Embedder, threshold: float, note) -> None:
     vectors = np.asarray(embedder.embed_queries([e.name for e in pool]), dtype=np.float32)
     similarity = np.triu(vectors @ vectors.T, k=1)
     for i, j in zip(*np.nonzero(similarity >= threshold)):
         note(pool[i].key, pool[j].key, "embedding", round(float(similarity[i, j]), 3))
 
 
-def _neighbours(graph: GraphStore, pool: Sequence[Entity], min_shared: int, min_jaccard: float, note) -> None:
+def _neighbours(graph: AliasGraph, pool: Sequence[Entity], min_shared: int, min_jaccard: float, note) -> None:
     around: dict[str, set[str]] = {}
     by_neighbour: dict[str, set[str]] = defaultdict(set)
     for e in pool:
@@ -181,7 +182,7 @@ def _neighbours(graph: GraphStore, pool: Sequence[Entity], min_shared: int, min_
         if len(members) <= 200:  # a hub every entity touches says nothing about any pair
             for a, b in combinations(sorted(members), 2):
                 shared[(a, b)] += 1
-    for (a, b), n in shared.items():
+    for (a, b), common in shared.items():
         union = len(around[a] | around[b])
-        if n >= min_shared and union and n / union >= min_jaccard:
-            note(a, b, "neighbours", round(n / union, 3))
+        if common >= min_shared and union and common / union >= min_jaccard:
+            note(a, b, "neighbours", round(common / union, 3))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from kgrag.aliases.service import AliasService
-from kgrag.text.normalize import normalize_alias
+from kgrag.lexicon.normalize import normalize_alias
 from kgrag.types import Entity
 
 
@@ -53,8 +53,8 @@ def show(service: AliasService, name: str, neighbours: int = 10) -> dict[str, An
     entity = service.resolve(name)
     mentions = graph.mentions_of([entity.key]).get(entity.key, [])
     around = graph.neighbors([entity.key], hops=1, limit=neighbours * 5 + 1)
-    near = []
-    for other, path in around.items():
+    near: list[dict[str, Any]] = []
+    for other in around:
         if other == entity.key:
             continue
         e = graph.get_entity(other)

@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from kgrag.generate.citations import MIN_SUPPORT, MIN_TERMS, answer_sentences
 from kgrag.generate.sentences import plain, terms
 from kgrag.generate.types import Answer
+from kgrag.lexicon.scripts import has_han
 from kgrag.retrieve.types import Hit
-from kgrag.text.analyze import has_cjk
 
 _ARTICLES = re.compile(r"\b(?:a|an|the)\b")
 
@@ -42,7 +42,7 @@ def _forms(prediction: str, gold: str) -> tuple[str, str] | None:
     p, g = normalize_answer(prediction), normalize_answer(gold)
     if not g:
         return None  # a gold answer of only punctuation/articles matches nothing
-    if has_cjk(g):
+    if has_han(g):
         return p.replace(" ", ""), g.replace(" ", "")
     return f" {p} ", f" {g} "  # padded: containment means whole words
 

@@ -25,7 +25,8 @@ def _ints(value: str) -> list[int]:
 
 
 @click.command("eval")
-@click.option("--corpus", required=True, type=_FILE, help="Passages, one {id, title, text} JSON object a line.")
+@click.option("--corpus", type=_FILE, help="Passages, one {id, title, text} JSON object a line. Without it: the "
+              "knowledge base in --data-dir as it is (gold ids are its document ids, e.g. 'kgrag feedback export').")
 @click.option("--queries", required=True, type=_FILE, help="Questions, one {id, question, answers, gold_ids} a line.")
 @click.option("--limit", type=click.IntRange(min=1), help="Only the first N queries.")
 @click.option("--modes", help="Comma-separated ablation rows, paths joined by '+' (dense, bm25, graph; '+rerank'). "
@@ -35,6 +36,8 @@ def _ints(value: str) -> list[int]:
 @click.option("--answers/--no-answers", default=None, help="Score generated answers (default: when llm.model is set; "
               "--answers without an LLM scores the extractive answerer).")
 @click.option("--answer-mode", help="Mode whose hits answers are generated from (default: the last mode).")
+@click.option("--history/--no-history", default=True, show_default=True,
+              help="Ask each question after the conversation in its meta.context (follow-ups scored as threads).")
 @click.option("--json", "json_out", type=_OUT, help="Write the full report with per-query results here.")
 @click.option("--markdown", "markdown_out", type=_OUT, help="Write the Markdown tables here too.")
 @click.option("--chart", "chart_out", type=_OUT, help="Write a PNG bar chart of recall per mode here.")
@@ -42,33 +45,21 @@ def _ints(value: str) -> list[int]:
               help="Knowledge base directory (default: <data dir>/eval/<set>-<corpus hash>-<ingest settings hash>).")
 @click.option("--reingest", is_flag=True, help="Delete the evaluation knowledge base first and ingest again.")
 @click.option("--no-progress", is_flag=True, help="Hide progress bars.")
+@click.option("--compare", nargs=2, type=_FILE, metavar="A.toml B.toml",
+              help="A/B: run both settings files on the same questions and report B − A per metric with a "
+                   "paired bootstrap confidence interval (default mode: the full pipeline).")
+@click.option("--resamples", type=click.IntRange(min=100), default=2000, show_default=True,
+              help="Bootstrap resamples for --compare.")
 @click.pass_obj
-def eval_command(settings, corpus: Path, queries: Path, limit, modes, ks, top_k, answers, answer_mode,
-                 json_out, markdown_out, chart_out, kb_dir, reingest, no_progress) -> None:
+def eval_command(settings, corpus: Path | None, queries: Path, limit, modes, ks, top_k, answers, answer_mode,
+                 history, json_out, markdown_out, chart_out, kb_dir, reingest, no_progress, compare, resamples) -> None:
     """Score retrieval (and answers) on a benchmark set; prints a Markdown ablation table."""
-    from kgrag.components import Components
-    from kgrag.eval.data import EvalDataError, load_corpus
-    from kgrag.eval.kb import KnowledgeBaseError, default_kb_dir, require_embedded_stores, reset_kb_dir
-    from kgrag.eval.runner import EvalConfigError, run_eval
-
-    try:
-        require_embedded_stores(settings)
-        kb_dir = kb_dir or default_kb_dir(settings, load_corpus(corpus))
-        if reingest:
-            reset_kb_dir(kb_dir, settings)
-    except (EvalDataError, KnowledgeBaseError) as e:
-        raise click.UsageError(str(e)) from e
-    comps = Components(settings.model_copy(update={"data_dir": kb_dir}))
-    try:
-        report = run_eval(comps, corpus, queries, modes=modes, limit=limit, ks=_ints(ks), top_k=top_k,
-                          answers=answers, answer_mode=answer_mode,
-                          progress=not no_progress and sys.stderr.isatty())
-    except (EvalDataError, EvalConfigError) as e:
-        raise click.UsageError(str(e)) from e
-    except KnowledgeBaseError as e:
-        raise click.ClickException(str(e)) from e
-    finally:
-        comps.close()
+    options = dict(modes=modes, limit=limit, ks=_ints(ks), top_k=top_k, answers=answers, answer_mode=answer_mode,
+                   history=history, progress=not no_progress and sys.stderr.isatty())
+    if compare:
+        _compare(settings, compare, corpus, queries, kb_dir, reingest, resamples, json_out, markdown_out, options)
+        return
+    report = _run(settings, corpus, queries, kb_dir, reingest, options)
     text = report.markdown()
     click.echo(text)
     for warning in report.ingest.warnings:
@@ -82,3 +73,68 @@ def eval_command(settings, corpus: Path, queries: Path, limit, modes, ks, top_k,
     for label, path in (("JSON", json_out), ("Markdown", markdown_out), ("chart", chart_out)):
         if path:
             click.echo(f"wrote {label} to {path}", err=True)
+
+
+def _run(settings, corpus: Path | None, queries: Path, kb_dir: Path | None, reingest: bool, options: dict):
+    """One evaluation: on a corpus (its own knowledge base, built or reused) or, without one,
+    on the knowledge base in the data dir as it is."""
+    from kgrag.components import Components
+    from kgrag.eval.data import EvalDataError, load_corpus
+    from kgrag.eval.kb import KnowledgeBaseError, default_kb_dir, require_embedded_stores, reset_kb_dir
+    from kgrag.eval.runner import EvalConfigError, run_eval
+
+    if corpus is not None:
+        try:
+            require_embedded_stores(settings)
+            kb_dir = kb_dir or default_kb_dir(settings, load_corpus(corpus))
+            if reingest:
+                reset_kb_dir(kb_dir, settings)
+        except (EvalDataError, KnowledgeBaseError) as e:
+            raise click.UsageError(str(e)) from e
+    elif reingest:
+        raise click.UsageError("--reingest needs --corpus (without it the knowledge base is used as it is)")
+    comps = Components(settings.model_copy(update={"data_dir": kb_dir}) if kb_dir else settings)
+    try:
+        return run_eval(comps, corpus, queries, **options)
+    except (EvalDataError, EvalConfigError) as e:
+        raise click.UsageError(str(e)) from e
+    except KnowledgeBaseError as e:
+        raise click.ClickException(str(e)) from e
+    finally:
+        comps.close()
+
+
+def _compare(settings, files, corpus, queries, kb_dir, reingest, resamples, json_out, markdown_out, options) -> None:
+    import json
+
+    from kgrag.config import settings_from_file
+    from kgrag.eval.compare import CompareError, compare, render_markdown
+    from kgrag.eval.runner import DEFAULT_MODES
+
+    reports = []
+    for path in files:
+        try:  # the data dir stays the one given on the command line: both runs share the questions' base
+            configured = settings_from_file(path, data_dir=settings.data_dir)
+        except Exception as e:  # pydantic ValidationError, TOML syntax
+            raise click.UsageError(f"settings file {path}: {e}") from e
+        click.echo(f"running {path} ...", err=True)
+        mode_options = {**options, "modes": options["modes"] or DEFAULT_MODES[-1]}
+        reports.append(_run(configured, corpus, queries, kb_dir, reingest, mode_options))
+        reingest = False  # one rebuild is enough when both share a knowledge base
+    a, b = reports
+    shared = [m.mode for m in a.modes if m.mode in {n.mode for n in b.modes}]
+    sections, payload = [], {"a": str(files[0]), "b": str(files[1]), "resamples": resamples, "modes": {}}
+    for mode in shared:
+        try:
+            differences = compare(a, b, mode, resamples=resamples)
+        except CompareError as e:
+            raise click.ClickException(str(e)) from e
+        sections.append(render_markdown(str(files[0]), str(files[1]), mode, a.queries, differences,
+                                        resamples=resamples))
+        payload["modes"][mode] = [d.to_dict() for d in differences]
+    text = "\n\n".join(sections)
+    click.echo(text)
+    if json_out:
+        json_out.write_text(json.dumps(payload, indent=1), encoding="utf-8")
+    if markdown_out:
+        markdown_out.write_text(text, encoding="utf-8")

@@ -13,11 +13,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kgrag.errors import InputError
 from kgrag.ingest.loaders import LoadError
 from kgrag.ingest.loaders.records import load_jsonl
+from kgrag.retrieve.followup import Turn
 
 
-class EvalDataError(ValueError):
+class EvalDataError(InputError):
     """A benchmark file that cannot be evaluated as given; the message names file and line."""
 
 
@@ -28,6 +30,8 @@ class EvalQuery:
     gold_ids: tuple[str, ...]
     answers: tuple[str, ...] = ()
     meta: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
+    # The conversation before the question (``meta.context``), oldest turn first.
+    history: tuple[Turn, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -93,7 +97,27 @@ def _query(record: Any, where: str, line_no: int) -> EvalQuery:
     meta = record.get("meta") or {}
     qid = _id(record["id"], where, "field 'id'") if record.get("id") not in (None, "") else f"line{line_no}"
     gold_ids = tuple(dict.fromkeys(_id(g, where, "each gold id") for g in gold))
-    return EvalQuery(qid, question.strip(), gold_ids, tuple(answers), meta if isinstance(meta, dict) else {"meta": meta})
+    meta = meta if isinstance(meta, dict) else {"meta": meta}
+    return EvalQuery(qid, question.strip(), gold_ids, tuple(answers), meta, _history(meta.get("context"), where))
+
+
+def _history(context: Any, where: str) -> tuple[Turn, ...]:
+    """``meta.context``: the previous question as a string, or a list of earlier turns, each a
+    question string or ``{"question", "answer"}``."""
+    if context is None or context == "":
+        return ()
+    items = context if isinstance(context, list) else [context]
+    turns = []
+    for item in items:
+        if isinstance(item, str) and item.strip():
+            turns.append(Turn(item.strip()))
+        elif isinstance(item, dict) and isinstance(item.get("question"), str) and item["question"].strip():
+            answer = item.get("answer")
+            turns.append(Turn(item["question"].strip(), answer if isinstance(answer, str) else None))
+        else:
+            raise EvalDataError(f"{where}: meta.context must be a question string or a list of questions "
+                                f"or {{question, answer}} objects, got {item!r}"[:300])
+    return tuple(turns)
 
 
 def load_queries(path: Path, limit: int | None = None) -> list[EvalQuery]:

@@ -24,17 +24,19 @@ from pathlib import Path
 from typing import Any
 
 from kgrag.config import Settings
+from kgrag.errors import StoreError
 from kgrag.eval.data import Corpus, file_sha256
 
 MANIFEST = "eval-manifest.json"
 MANIFEST_VERSION = 1
 # Code that decides what gets stored. A change here may or may not matter (a docstring does
 # not), so it only warns: rebuilding costs minutes, the warning says how.
-_INGEST_CODE = ("ingest", "text", "models/embedder.py", "models/ner.py")
+_INGEST_CODE = ("ingest", "lexicon", "text", "models/embedder.py", "models/ner.py")
 
 
-class KnowledgeBaseError(RuntimeError):
-    """The knowledge base directory cannot be used for this evaluation as it is."""
+class KnowledgeBaseError(StoreError, RuntimeError):
+    """The knowledge base directory cannot be used for this evaluation as it is (a store in a
+    state the run refuses). RuntimeError kept for callers that caught it as one."""
 
 
 @dataclass
@@ -156,7 +158,7 @@ def ensure_kb(components, corpus: Corpus, *, progress: bool = False) -> IngestIn
             warnings = []
             if manifest.get("ingest_code_sha256") != code:
                 warnings.append(
-                    "ingestion code (kgrag/ingest, kgrag/text, embedder, NER) changed since this knowledge "
+                    "ingestion code (kgrag/ingest, kgrag/lexicon, kgrag/text, embedder, NER) changed since this knowledge "
                     "base was built; pass --reingest if the change affects what is stored"
                 )
             if docs != len(corpus.titles):
@@ -175,7 +177,7 @@ def ensure_kb(components, corpus: Corpus, *, progress: bool = False) -> IngestIn
 
 
 def _build(components, corpus, kb_dir, fingerprint, code, previous, progress) -> IngestInfo:
-    from kgrag.ingest.glossary import load_glossary
+    from kgrag.lexicon.glossary import load_glossary
 
     settings = components.settings
     manifest = {
@@ -208,3 +210,16 @@ def _build(components, corpus, kb_dir, fingerprint, code, previous, progress) ->
     )
     _write_manifest(kb_dir, manifest)
     return IngestInfo(str(kb_dir), False, seconds, manifest["ingest_seconds"], len(stored), report.totals)
+
+
+def served_knowledge_base(components) -> tuple[Corpus, IngestInfo]:
+    """Evaluate on the knowledge base as it is (a team's own, e.g. with questions exported from
+    feedback): nothing is ingested or checked against a manifest; its documents are the corpus
+    the gold ids must name. Works on every store kind, since nothing is built."""
+    docs = components.graph.list_documents()
+    if not docs:
+        raise KnowledgeBaseError(f"{components.settings.data_dir} holds no documents: ingest some, or pass --corpus")
+    stats = {**components.graph.stats(), "indexed_chunks": components.chunk_index.count(searchable_only=True)}
+    corpus = Corpus(Path(components.settings.data_dir), "", {d.id: d.title for d in docs})
+    info = IngestInfo(str(components.settings.data_dir), True, None, None, len(docs), stats)
+    return corpus, info

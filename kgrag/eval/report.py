@@ -144,7 +144,7 @@ def render_markdown(r: EvalReport) -> str:
                     for st in stages]
         for s in r.modes
     ])
-    out += _by_type_table(r)
+    out += _category_table(r) or _by_type_table(r)
     if r.answers is not None:
         a = r.answers
         who = f"LLM `{a.model}`" if a.model else "extractive answerer"
@@ -163,6 +163,21 @@ def render_markdown(r: EvalReport) -> str:
     return "\n".join(out) + "\n"
 
 
+def _category_table(r: EvalReport) -> list[str]:
+    """R@5 per ``meta.category`` of the questions (when the set names categories): a change aimed
+    at one kind of question (follow-ups, negation) shows where it helps and whether it costs
+    the others."""
+    categories = sorted({q["category"] for q in r.per_query if q.get("category")})
+    if not categories:
+        return []
+    k = "5" if 5 in r.ks else str(r.ks[-1])
+    groups = {c: [q for q in r.per_query if q.get("category") == c] for c in categories}
+    rows = [[s.mode] + [_pct(sum(q["modes"][s.mode]["recall"][k] for q in qs) / len(qs)) for qs in groups.values()]
+            for s in r.modes]
+    header = ["mode"] + [f"{c} ({len(qs)})" for c, qs in groups.items()]
+    return ["", f"R@{k} per question category (`meta.category`):", "", *_table(header, rows)]
+
+
 def recall_by_type(r: EvalReport, k: int = 5) -> dict[str, dict[str, float]]:
     """mode → question type → mean recall@k over that type's questions (types in first-seen order)."""
     kinds = list(dict.fromkeys(q.get("type") for q in r.per_query if q.get("type")))
@@ -176,7 +191,9 @@ def recall_by_type(r: EvalReport, k: int = 5) -> dict[str, dict[str, float]]:
 
 
 def _by_type_table(r: EvalReport) -> list[str]:
-    """R@5 per question type, when the set labels its questions with more than one type."""
+    """R@5 per ``meta.type`` with AllGold@5, when the set labels its questions with more than one
+    type (2Wiki: compositional, comparison, bridge-comparison, inference); a set that names
+    categories gets ``_category_table`` instead."""
     if 5 not in r.ks:
         return []
     by_type = recall_by_type(r)
@@ -187,7 +204,7 @@ def _by_type_table(r: EvalReport) -> list[str]:
     header = ["mode", "R@5 all"] + [f"{kind} ({counts[kind]})" for kind in kinds] + ["AllGold@5"]
     rows = [[s.mode, _pct(s.recall["5"])] + [_pct(by_type[s.mode][kind]) for kind in kinds] + [_pct(s.all_gold_at_5)]
             for s in r.modes]
-    return ["", "R@5 by question type:", ""] + _table(header, rows)
+    return ["", "R@5 by question type (`meta.type`):", ""] + _table(header, rows)
 
 
 def write_chart(r: EvalReport, path: str | Path) -> None:

@@ -23,10 +23,11 @@ from typing import Any
 
 from tqdm import tqdm
 
+from kgrag.errors import InputError
 from kgrag.eval import metrics as m
 from kgrag.eval.answers import answer_contains, answer_exact, check_citations
 from kgrag.eval.data import EvalQuery, check_gold_in_corpus, load_corpus, load_queries
-from kgrag.eval.kb import ensure_kb
+from kgrag.eval.kb import ensure_kb, served_knowledge_base
 from kgrag.eval.report import AnswerSummary, EvalReport, ModeSummary
 from kgrag.retrieve.pipeline import RetrievalError
 from kgrag.retrieve.types import PATHS, RetrievalResult
@@ -39,7 +40,7 @@ CHUNKS_PER_PASSAGE = 3
 MAX_CHUNKS = 100  # the retrieval API's top_k ceiling
 
 
-class EvalConfigError(ValueError):
+class EvalConfigError(InputError):
     """Evaluation options that cannot be honoured (unknown mode, rerank without a reranker)."""
 
 
@@ -81,7 +82,7 @@ def parse_modes(specs: str | Sequence[str] | None, *, reranker: bool) -> list[Mo
 
 def run_eval(
     components,
-    corpus_path: str | Path,
+    corpus_path: str | Path | None,
     queries_path: str | Path,
     *,
     modes: str | Sequence[str] | None = None,
@@ -91,14 +92,18 @@ def run_eval(
     answers: bool | None = None,
     answer_mode: str | None = None,
     progress: bool = False,
+    history: bool = True,
 ) -> EvalReport:
     """Score ``queries_path`` against ``corpus_path`` with the components' pipeline.
 
     ``components.settings.data_dir`` is the knowledge base: reused when its manifest matches the
-    corpus and ingestion settings, else built. ``top_k``: passages ranked per query (default:
+    corpus and ingestion settings, else built. ``corpus_path`` None: the knowledge base as it is
+    (nothing ingested; gold ids name its documents). ``top_k``: passages ranked per query (default:
     the largest of ``ks`` and 10). ``answers``: score generated answers too (default: when an
     LLM is configured; the extractive answerer otherwise on request). ``answer_mode``: the mode
-    whose hits generation reads (default: the last one, the fullest pipeline).
+    whose hits generation reads (default: the last one, the fullest pipeline). ``history``: ask
+    each question after the conversation in its ``meta.context`` (a follow-up is scored as part
+    of its thread); False asks every question on its own.
     """
     started = time.perf_counter()
     ks = sorted(set(ks))
@@ -114,10 +119,14 @@ def run_eval(
     if with_answers and gen_mode.name not in {mode.name for mode in mode_list}:
         raise EvalConfigError(f"answer mode {gen_mode.name!r} is not one of the evaluated modes")
 
-    corpus = load_corpus(Path(corpus_path))
     queries = load_queries(Path(queries_path), limit)
-    check_gold_in_corpus(queries, corpus)
-    ingest = ensure_kb(components, corpus, progress=progress)
+    if corpus_path is None:
+        corpus, ingest = served_knowledge_base(components)
+        check_gold_in_corpus(queries, corpus)
+    else:
+        corpus = load_corpus(Path(corpus_path))
+        check_gold_in_corpus(queries, corpus)
+        ingest = ensure_kb(components, corpus, progress=progress)
 
     retriever = components.retriever
     generator = components.generator if with_answers else None
@@ -129,11 +138,13 @@ def run_eval(
                disable=not progress, leave=False)
     for q in queries:
         record: dict[str, Any] = {"id": q.id, "question": q.question, "gold_ids": list(q.gold_ids),
-                                  "answers": list(q.answers), "type": question_type(q), "linked": None,
-                                  "modes": {}}
+                                  "answers": list(q.answers), "linked": None, "modes": {},
+                                  "category": q.meta.get("category"), "type": question_type(q),
+                                  "history": [t.question for t in q.history]}
         for mode in mode_list:
             try:
-                result = retriever.retrieve(q.question, top_k=chunk_top_k, modes=mode.paths, rerank=mode.rerank)
+                result = retriever.retrieve(q.question, top_k=chunk_top_k, modes=mode.paths, rerank=mode.rerank,
+                                            history=q.history if history else ())
             except RetrievalError as e:
                 raise RetrievalError(f"query {q.id!r}, mode {mode.name}: {e}") from e
             record["modes"][mode.name] = _score(q, result, depth, ks, corpus.ids)
@@ -169,10 +180,10 @@ def run_eval(
 
 
 def question_type(q: EvalQuery) -> str | None:
-    """The set's own question kind (``meta.type``: 2Wiki's compositional / comparison /
-    bridge_comparison / inference, HotpotQA's bridge / comparison; ``meta.category``:
-    handbook's), which the report breaks recall down by."""
-    kind = q.meta.get("type") or q.meta.get("category")
+    """The set's own question kind, ``meta.type`` (2Wiki's compositional / comparison /
+    bridge_comparison / inference, HotpotQA's bridge / comparison), which the report breaks
+    recall and AllGold@5 down by."""
+    kind = q.meta.get("type")
     return str(kind) if kind else None
 
 

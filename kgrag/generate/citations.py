@@ -162,6 +162,7 @@ def citation_for(source: Source, sentence: Sentence | None) -> Citation:
         at = source.offset + sentence.start
         hit = next((h for h in source.hits if h.chunk.start <= at < h.chunk.end), hit)
     chunk = hit.chunk
+    span = chunk_span(source, sentence, chunk.text, chunk.start) if sentence is not None else None
     return Citation(
         n=source.n,
         chunk_id=chunk.id,
@@ -171,7 +172,23 @@ def citation_for(source: Source, sentence: Sentence | None) -> Citation:
         page=chunk.page,
         section_path=chunk.section_path,
         snippet=shorten(plain(sentence.text)) if sentence is not None else shorten(source.text),
+        highlights=[span] if span else [],
     )
+
+
+def chunk_span(source: Source, sentence: Sentence, chunk_text: str, chunk_start: int) -> list[int] | None:
+    """Where ``sentence`` (of ``source.text``) lies in a chunk's text, clipped to the chunk;
+    None when it does not lie there (offsets unknown and the text not found)."""
+    raw = source.text[sentence.start : sentence.end]
+    lo = source.offset + sentence.start - chunk_start
+    hi = lo + len(raw)
+    if 0 <= lo < hi <= len(chunk_text) and chunk_text[lo:hi] == raw:
+        return [lo, hi]
+    clipped_lo, clipped_hi = max(lo, 0), min(hi, len(chunk_text))
+    if clipped_lo < clipped_hi and chunk_text[clipped_lo:clipped_hi] == raw[clipped_lo - lo : clipped_hi - lo]:
+        return [clipped_lo, clipped_hi]  # a sentence that runs over the chunk's edge
+    at = chunk_text.find(raw)
+    return [at, at + len(raw)] if raw and at >= 0 else None
 
 
 def citations_for(result: CheckResult, sources: Sequence[Source]) -> list[Citation]:

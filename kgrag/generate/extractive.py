@@ -15,8 +15,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from kgrag.generate.citations import source_sentences
-from kgrag.generate.sentences import Sentence, is_cjk_char, plain, terms
+from kgrag.generate.sentences import Sentence, plain, terms
 from kgrag.generate.types import Source
+from kgrag.lexicon.scripts import is_no_space_char
 
 MAX_SENTENCES = 3
 MIN_RELATIVE_SCORE = 0.3  # a further sentence scores at least this share of the best one
@@ -103,7 +104,7 @@ def cite(body: str, n: int) -> str:
     m = _FINAL_PUNCTUATION.search(body)
     head, tail = (body[: m.start()], m.group()) if m else (body, "")
     head = head.rstrip()
-    space = "" if head and is_cjk_char(head[-1]) else " "
+    space = "" if head and is_no_space_char(head[-1]) else " "
     return f"{head}{space}{marker}{tail}"
 
 
@@ -112,7 +113,7 @@ def compose(picks: Sequence[Pick]) -> str:
     for p in picks:
         if parts:
             previous = parts[-1][-1]
-            if not is_cjk_char(previous):
+            if not is_no_space_char(previous):
                 parts.append(" ")
         parts.append(cite(p.body, p.source.n))
     return "".join(parts)

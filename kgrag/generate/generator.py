@@ -12,11 +12,11 @@ from collections.abc import Iterator, Sequence
 
 from kgrag.config import LLMSettings
 from kgrag.generate import extractive, llm
-from kgrag.generate.citations import CheckResult, check, citation_for, citations_for
+from kgrag.generate.citations import CheckResult, check, chunk_span, citation_for, citations_for
 from kgrag.generate.prompt import build_messages, build_sources
-from kgrag.generate.types import Answer, Source
+from kgrag.generate.types import Answer, Citation, Source
+from kgrag.lexicon.scripts import has_han
 from kgrag.retrieve.types import Hit
-from kgrag.text.analyze import has_cjk
 
 ABSTAIN_EN = "The knowledge base does not say anything that answers this question."
 ABSTAIN_ZH = "知识库中没有相关信息，无法回答这个问题。"
@@ -24,7 +24,7 @@ ABSTAIN_ZH = "知识库中没有相关信息，无法回答这个问题。"
 
 def abstention(question: str) -> Answer:
     return Answer(
-        text=ABSTAIN_ZH if has_cjk(question) else ABSTAIN_EN,
+        text=ABSTAIN_ZH if has_han(question) else ABSTAIN_EN,
         citations=[],
         abstained=True,
         mode="abstain",
@@ -123,9 +123,11 @@ class Generator:
             return answer
         text = extractive.compose(picks)
         result: CheckResult = check(text, sources)
-        citations = {}
+        citations: dict[int, Citation] = {}
         for p in picks:  # cite the very sentence quoted (the first one per source)
             citations.setdefault(p.source.n, citation_for(p.source, p.sentence))
+        for p in picks:  # and highlight every sentence quoted from it
+            _highlight(citations[p.source.n], p)
         return Answer(
             text=result.text,
             citations=[citations[n] for n in sorted(citations)],
@@ -135,6 +137,16 @@ class Generator:
             unsupported_sentences=result.unsupported,
             fallback_reason=fallback_reason,
         )
+
+
+def _highlight(citation: Citation, pick: extractive.Pick) -> None:
+    hit = next((h for h in pick.source.hits if h.chunk.id == citation.chunk_id), None)
+    if hit is None:
+        return
+    span = chunk_span(pick.source, pick.sentence, hit.chunk.text, hit.chunk.start)
+    if span and span not in citation.highlights:
+        citation.highlights.append(span)
+        citation.highlights.sort()
 
 
 def _checked_question(question: str) -> str:

@@ -6,18 +6,20 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Iterator
+from typing import Any
 
 from kgrag.config import LLMSettings
+from kgrag.errors import ModelError
 
 _import_lock = threading.Lock()
 _litellm = None
 
 
-class LLMError(Exception):
+class LLMError(ModelError):
     """The LLM could not be reached or gave no usable answer; the message names the cause."""
 
 
-def _client():
+def _client() -> Any:
     global _litellm
     if _litellm is None:
         with _import_lock:
@@ -55,8 +57,8 @@ def _describe(error: Exception) -> str:
     message = " ".join(str(error).split())[:300]
     root: BaseException = error
     seen = {id(root)}
-    while (root.__cause__ or root.__context__) is not None and id(root.__cause__ or root.__context__) not in seen:
-        root = root.__cause__ or root.__context__
+    while (parent := root.__cause__ or root.__context__) is not None and id(parent) not in seen:
+        root = parent
         seen.add(id(root))
     text = f"{type(error).__name__}: {message}"
     if root is not error:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from kgrag.generate.types import Source
+from kgrag.lexicon.scripts import has_han
 from kgrag.retrieve.types import Hit
-from kgrag.text.analyze import has_cjk
 
 NOT_IN_KB_EN = "The knowledge base does not contain the answer."
 NOT_IN_KB_ZH = "知识库中没有相关信息。"
@@ -78,7 +78,7 @@ def build_messages(question: str, sources: Sequence[Source]) -> list[dict[str, s
     # "Source [n] (header):" rather than a bare "[n] header": small models echo a bare header
     # line back as if it were part of the answer.
     blocks = [f"Source [{s.n}] ({s.header}):\n{s.text}" for s in sources]
-    language = "Chinese" if has_cjk(question) else "English"
+    language = "Chinese" if has_han(question) else "English"
     user = (
         "\n\n".join(blocks)
         + f"\n\nQuestion: {question}\n"

@@ -14,6 +14,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from kgrag.lexicon.scripts import is_no_space_char
 from kgrag.text.analyze import analyze
 
 _MARKDOWN_LINE_PREFIX = re.compile(r"^\s*(?:#{1,6}\s+|[-*+]\s+|\d+[.)]\s+|>\s*)")
@@ -31,7 +32,6 @@ _SENTENCE_END = re.compile(
     rf"|[!?]+[\"'”’)\]]*{_MARKERS}(?=\s|$)"
     rf"|{_NOT_ABBREVIATION}\.+[\"'”’)\]]*{_MARKERS}(?=\s+(?![a-z])|\s*$)"
 )
-_CJK_CHAR = re.compile(r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]")
 _WRAP = re.compile(r"[ \t]*\n\s*")
 
 
@@ -90,12 +90,7 @@ def _join(m: re.Match[str]) -> str:
     text, start, end = m.string, m.start(), m.end()
     before = text[start - 1] if start > 0 else ""
     after = text[end] if end < len(text) else ""
-    return "" if _CJK_CHAR.match(before) and _CJK_CHAR.match(after) else " "
-
-
-def is_cjk_char(char: str) -> bool:
-    """CJK ideographs and CJK/full-width punctuation: no space is written next to them."""
-    return bool(char) and _CJK_CHAR.match(char) is not None
+    return "" if is_no_space_char(before) and is_no_space_char(after) else " "
 
 
 def is_heading(sentence: str) -> bool:

@@ -7,6 +7,7 @@ from typing import Any
 
 from kgrag.retrieve.trace import result_dict
 from kgrag.retrieve.types import Hit, RetrievalResult
+from kgrag.types import Chunk
 
 
 @dataclass
@@ -21,6 +22,9 @@ class Citation:
     page: int | None
     section_path: str
     snippet: str  # the source sentence(s) that best support what cites it, <= ~300 chars
+    # [start, end) character spans, in the cited chunk's text, of the sentence(s) the answer
+    # rests on: what a reader of the full chunk should see highlighted.
+    highlights: list[list[int]] = field(default_factory=list)
 
 
 @dataclass
@@ -73,7 +77,7 @@ class Source:
     offset: int  # document offset of text[0] (to find which child a sentence lies in)
 
     @property
-    def context(self):
+    def context(self) -> Chunk:
         return self.hits[0].context
 
     @property

@@ -2,18 +2,17 @@
 
 For every searchable chunk, names come from two sources: NER spans (spaCy / jieba, see
 ``kgrag.models.ner``) and gazetteer matches (every alias already known, see
-``kgrag.ingest.gazetteer``). Where they overlap the longer span wins, and on a tie the
+``kgrag.lexicon.gazetteer``). Where they overlap the longer span wins, and on a tie the
 gazetteer (it knows the entity). A name resolves to entity keys by exact normalized lookup in
 the gazetteer; an unknown name becomes a new entity whose key is its normalized form. An
 ambiguous alias links to every candidate entity (all get a mention; the alias admin resolves
 ambiguity later), and alternatives of one surface are never related to each other.
 
 The document title is an entity too, mentioned in every chunk of its document, when it is
-short enough to be a name (at most ``MAX_TITLE_WORDS`` words). Wikipedia-style corpora
-(HotpotQA, MuSiQue) title each paragraph with the entity it is about, and the paragraph often
-says "It was founded in 1755" without repeating the name: the title entity is what connects
-such a chunk to the graph. Its aliases drop a trailing disambiguation ("The Boss (2016 film)"
-→ "The Boss") and a leading article ("The Beatles" → "Beatles", the form NER reports).
+short enough to be a name (``kgrag.lexicon.titles``, which also gives its aliases).
+Wikipedia-style corpora (HotpotQA, MuSiQue) title each paragraph with the entity it is about,
+and the paragraph often says "It was founded in 1755" without repeating the name: the title
+entity is what connects such a chunk to the graph.
 
 Relations: one CO_OCCURS relation per pair of distinct entities per chunk, weight 1.0, so the
 store's per-edge sum is the number of chunks that mention both. (Weighting by mention counts
@@ -28,25 +27,19 @@ the same output.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
+from typing import TypeVar
 
 from kgrag.config import ExtractionSettings
-from kgrag.ingest.gazetteer import Gazetteer, matchable
+from kgrag.lexicon.gazetteer import Gazetteer, GazetteerMatch, matchable
+from kgrag.lexicon.normalize import normalize_alias
+from kgrag.lexicon.titles import is_name_like_title, title_aliases
 from kgrag.models.ner import EntityRecognizer, Span
-from kgrag.text.normalize import normalize_alias
-from kgrag.types import Chunk, Entity, Mention, Relation
+from kgrag.types import CO_OCCURS, CONCEPT, TITLE, Chunk, Entity, Mention, Relation
 
-MAX_TITLE_WORDS = 8
-MAX_TITLE_CHARS = 80
-TITLE_TYPE = "TITLE"
-DEFAULT_TYPE = "CONCEPT"
-RELATION_TYPE = "CO_OCCURS"
 _TITLE_SPAN = -1  # span id of the title pseudo-mention
-_DISAMBIGUATION = re.compile(r"\s*\([^()]*\)\s*$")
-_ARTICLE = re.compile(r"^(?:the|The|THE)\s+")
 
 
 @dataclass
@@ -74,26 +67,10 @@ class _EntityState:
     aliases: list[str] = field(default_factory=list)
 
 
-def title_aliases(title: str) -> list[str]:
-    """The title and its shorter spellings: without disambiguation, without a leading article."""
-    forms = [title.strip()]
-    base = _DISAMBIGUATION.sub("", forms[0]).strip()
-    for form in (base, _ARTICLE.sub("", base).strip()):
-        if form and normalize_alias(form) not in {normalize_alias(f) for f in forms}:
-            forms.append(form)
-    return forms
+_Item = TypeVar("_Item")
 
 
-def _is_name_like_title(title: str) -> bool:
-    title = title.strip()
-    return (
-        0 < len(title) <= MAX_TITLE_CHARS
-        and len(title.split()) <= MAX_TITLE_WORDS
-        and matchable(normalize_alias(title))
-    )
-
-
-def _select(candidates: list[tuple[int, int, int, object]], length: int) -> list[tuple[int, int, int, object]]:
+def _select(candidates: list[tuple[int, int, int, _Item]], length: int) -> list[tuple[int, int, int, _Item]]:
     """Longest first, then by priority (lower wins), then leftmost; no two may overlap."""
     taken = bytearray(length)
     chosen = []
@@ -136,7 +113,7 @@ class Extractor:
     def _extract_document(self, chunks: Sequence[Chunk], spans: Sequence[list[Span]]) -> Extraction:
         title = chunks[0].title.strip() if chunks else ""
         title_keys: tuple[str, ...] = ()
-        if _is_name_like_title(title):
+        if is_name_like_title(title):
             title_keys = self._register_title(title)
         entities: dict[str, _EntityState] = {}
         mentions: list[Mention] = []
@@ -165,9 +142,9 @@ class Extractor:
                 mentions.append(Mention(key, chunk.id, counts[key], first[key][1]))
             relations.extend(self._relations(chunk.id, counts, first, span_ids, title_keys))
         for key in title_keys:
-            state = entities.get(key)
-            if state is not None and key not in self._known and state.type == DEFAULT_TYPE:
-                state.type = TITLE_TYPE
+            titled = entities.get(key)
+            if titled is not None and key not in self._known and titled.type == CONCEPT:
+                titled.type = TITLE
         self._learn(entities)
         return Extraction(
             entities=[Entity(key, s.name, s.type, list(s.aliases)) for key, s in sorted(entities.items())],
@@ -186,7 +163,7 @@ class Extractor:
 
     def _names(self, text: str, spans: Sequence[Span]) -> list[_Name]:
         """NER spans and gazetteer matches of one chunk text, resolved, without overlaps."""
-        candidates: list[tuple[int, int, int, object]] = [(m.start, m.end, 0, m) for m in self.gazetteer.match(text)]
+        candidates: list[tuple[int, int, int, GazetteerMatch | Span]] = [(m.start, m.end, 0, m) for m in self.gazetteer.match(text)]
         candidates += [(s.start, s.end, 1, s) for s in spans]
         # A gazetteer match exactly covering an NER span keeps the NER label (the title "鲁迅"
         # is in the gazetteer before its chunks are read, and jieba says it is a PERSON).
@@ -210,9 +187,9 @@ class Extractor:
             if known is not None:
                 state = _EntityState(known.name, known.type, list(known.aliases))
             else:
-                state = _EntityState(surface, ner_type or DEFAULT_TYPE)
+                state = _EntityState(surface, ner_type or CONCEPT)
             entities[key] = state
-        elif state.type == DEFAULT_TYPE and ner_type and key not in self._known:
+        elif state.type == CONCEPT and ner_type and key not in self._known:
             state.type = ner_type  # first NER label seen names an entity first met by alias
         return state
 
@@ -227,7 +204,7 @@ class Extractor:
         ranked = sorted(counts, key=lambda k: (k not in title_keys, -counts[k], first[k][0], k))
         kept = sorted(ranked[: self.settings.max_entities_per_chunk])
         return [
-            Relation(a, b, chunk_id, RELATION_TYPE, 1.0)
+            Relation(a, b, chunk_id, CO_OCCURS, 1.0)
             for a, b in combinations(kept, 2)  # kept is sorted, so a < b
             if span_ids[a] != span_ids[b]  # two readings of one ambiguous surface
         ]

@@ -1,7 +1,7 @@
 """The ingestion job: load → chunk → embed → extract → write, incremental by content hash.
 
 Why documents are written one at a time even though embedding is batched: each document's
-write is the unit of atomicity. ``GraphStore.write_document`` records the document's hash last,
+write is the unit of atomicity. ``GraphWriter.write_document`` records the document's hash last,
 in one transaction, so a crash at any point leaves every document either fully written
 (skipped on re-run) or without a recorded hash (re-processed from scratch on re-run, after its
 partial chunks are deleted). That is what makes a killed run converge to a clean one.
@@ -20,7 +20,8 @@ from tqdm import tqdm
 
 from kgrag.ingest.chunking import Chunker
 from kgrag.ingest.loaders import LoadError, discover, load
-from kgrag.stores.base import ChunkIndex, GraphStore
+from kgrag.models.base import Embedder
+from kgrag.stores.base import ChunkIndex, GraphWriter
 from kgrag.types import Chunk, Document
 
 log = logging.getLogger(__name__)
@@ -35,6 +36,42 @@ GROUP_CHUNKS = 256
 class Failure:
     path: str
     reason: str
+
+
+@dataclass(frozen=True)
+class DocumentProgress:
+    """One document done: ``done`` of ``total`` pending documents, written or failed."""
+
+    done: int
+    total: int
+    doc_id: str
+    ok: bool
+    chunks_written: int  # in this run so far
+
+
+ProgressCallback = Callable[[DocumentProgress], None]
+
+
+class _Progress:
+    """Per-document progress: a tqdm bar (kept on screen when the run ends) naming the stage
+    the current group of documents is in, and an optional callback per document."""
+
+    def __init__(self, total: int, bar: bool, callback: ProgressCallback | None) -> None:
+        self.total, self.done, self.callback = total, 0, callback
+        self.bar = tqdm(total=total, unit="doc", desc="ingest", disable=not bar or total == 0, leave=True,
+                        dynamic_ncols=True)
+
+    def stage(self, name: str, chunks: int) -> None:
+        self.bar.set_postfix_str(f"{name} {chunks} chunks", refresh=True)
+
+    def document(self, doc_id: str, ok: bool, chunks_written: int) -> None:
+        self.done += 1
+        self.bar.update(1)
+        if self.callback is not None:
+            self.callback(DocumentProgress(self.done, self.total, doc_id, ok, chunks_written))
+
+    def close(self) -> None:
+        self.bar.close()
 
 
 @dataclass
@@ -82,21 +119,21 @@ class IngestJob:
     def __init__(
         self,
         chunk_index: ChunkIndex,
-        graph: GraphStore,
+        graph: GraphWriter,
         chunker: Chunker,
-        embedder_factory: Callable[[], object],
-        extractor_factory: Callable[[GraphStore], object],
+        embedder_factory: Callable[[], Embedder],
+        extractor_factory: Callable[[], object],
     ):
         self.chunk_index = chunk_index
         self.graph = graph
         self.chunker = chunker
         self._embedder_factory = embedder_factory
         self._extractor_factory = extractor_factory
-        self._embedder = None
-        self._extractor = None
+        self._embedder: Embedder | None = None
+        self._extractor: object | None = None
 
     @property
-    def embedder(self):
+    def embedder(self) -> Embedder:
         if self._embedder is None:
             self._embedder = self._embedder_factory()
         return self._embedder
@@ -105,7 +142,7 @@ class IngestJob:
     def extractor(self):
         # Built after glossaries are applied: its gazetteer starts from the graph's alias table.
         if self._extractor is None:
-            self._extractor = self._extractor_factory(self.graph)
+            self._extractor = self._extractor_factory()
         return self._extractor
 
     # -- public ----------------------------------------------------------------------------
@@ -114,7 +151,10 @@ class IngestJob:
         paths: Sequence[str | Path],
         glossary_entities: Sequence | None = None,
         progress: bool = True,
+        on_document: ProgressCallback | None = None,
     ) -> IngestReport:
+        """``progress``: draw a per-document bar on stderr; ``on_document``: called as each
+        document is written or fails."""
         report = IngestReport()
         started = time.perf_counter()
         if glossary_entities:
@@ -123,9 +163,10 @@ class IngestJob:
 
         with _timed(report, "load"):
             docs = self._load_all(paths, report)
-        return self._ingest(docs, report, started, progress)
+        return self._ingest(docs, report, started, progress, on_document)
 
-    def run_documents(self, docs: Sequence[Document], progress: bool = False) -> IngestReport:
+    def run_documents(self, docs: Sequence[Document], progress: bool = False,
+                      on_document: ProgressCallback | None = None) -> IngestReport:
         """Ingest documents built by the caller (the HTTP API's JSON texts and uploads):
         same skip/replace by hash as ``run``."""
         report = IngestReport()
@@ -137,9 +178,10 @@ class IngestJob:
                 continue
             seen.add(doc.id)
             unique.append(doc)
-        return self._ingest(unique, report, time.perf_counter(), progress)
+        return self._ingest(unique, report, time.perf_counter(), progress, on_document)
 
-    def _ingest(self, docs: Sequence[Document], report: IngestReport, started: float, progress: bool) -> IngestReport:
+    def _ingest(self, docs: Sequence[Document], report: IngestReport, started: float,
+                progress: bool, on_document: ProgressCallback | None) -> IngestReport:
         with _timed(report, "load"):
             known = {d.id: d.hash for d in self.graph.list_documents()}
         pending: list[Document] = []
@@ -151,12 +193,12 @@ class IngestJob:
             (report.changed if old is not None else report.new).append(doc.id)
             pending.append(doc)
 
-        bar = tqdm(total=len(pending), unit="doc", desc="ingest", disable=not progress, leave=False)
-        for group in self._groups(pending, report):
-            self._process_group(group, report)
-            bar.update(len(group))
-            bar.set_postfix(chunks=report.chunks_written, refresh=False)
-        bar.close()
+        tracker = _Progress(len(pending), progress, on_document)
+        try:
+            for group in self._groups(pending, report, tracker):
+                self._process_group(group, report, tracker)
+        finally:
+            tracker.close()
 
         report.wall_seconds = time.perf_counter() - started
         report.totals = {**self.graph.stats(), "indexed_chunks": self.chunk_index.count(searchable_only=True)}
@@ -193,7 +235,8 @@ class IngestJob:
                 docs.append(doc)
         return docs
 
-    def _groups(self, docs: list[Document], report: IngestReport) -> Iterator[list[tuple[Document, list[Chunk]]]]:
+    def _groups(self, docs: list[Document], report: IngestReport,
+                tracker: _Progress) -> Iterator[list[tuple[Document, list[Chunk]]]]:
         group: list[tuple[Document, list[Chunk]]] = []
         size = 0
         for doc in docs:
@@ -204,6 +247,7 @@ class IngestJob:
                     log.exception("chunker crashed on %s", doc.id)
                     report.failed.append(Failure(doc.source, f"chunking {doc.id}: {type(e).__name__}: {e}"))
                     _drop(report, doc.id)
+                    tracker.document(doc.id, False, report.chunks_written)
                     continue
             group.append((doc, chunks))
             size += sum(1 for c in chunks if c.searchable)
@@ -213,12 +257,16 @@ class IngestJob:
         if group:
             yield group
 
-    def _process_group(self, group: list[tuple[Document, list[Chunk]]], report: IngestReport) -> None:
+    def _process_group(self, group: list[tuple[Document, list[Chunk]]], report: IngestReport,
+                       tracker: _Progress) -> None:
         searchable = [c for _, chunks in group for c in chunks if c.searchable]
+        tracker.stage("embedding", len(searchable))
         with _timed(report, "embed"):
             vectors = self.embedder.embed_passages([embedding_text(c) for c in searchable]) if searchable else None
+        tracker.stage("extracting entities from", len(searchable))
         with _timed(report, "extract"):
             extractions = self.extractor.extract_many([[c for c in chunks if c.searchable] for _, chunks in group])
+        tracker.stage("writing", len(searchable))
         offset = 0
         for (doc, chunks), extraction in zip(group, extractions, strict=True):
             n = sum(1 for c in chunks if c.searchable)
@@ -231,8 +279,10 @@ class IngestJob:
                     log.exception("writing %s failed", doc.id)
                     report.failed.append(Failure(doc.source, f"writing {doc.id}: {type(e).__name__}: {e}"))
                     _drop(report, doc.id)
+                    tracker.document(doc.id, False, report.chunks_written)
                     continue
             report.chunks_written += n
+            tracker.document(doc.id, True, report.chunks_written)
 
     def _write(self, doc: Document, chunks: list[Chunk], vectors, extraction) -> None:
         # Order matters (see module docstring): clear both stores, chunks first, graph last.

@@ -1,4 +1,5 @@
-"""Dense embedders behind one small interface, loaded once per process.
+"""Dense embedders behind one small interface (``kgrag.models.base.Embedder``), loaded once
+per process.
 
 Two implementations:
 
@@ -22,30 +23,16 @@ import os
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Protocol, runtime_checkable
 
 import numpy as np
 
 from kgrag.config import EmbedderSettings
+from kgrag.errors import ModelError
+from kgrag.models.base import Embedder
 
 
-class EmbedderError(Exception):
+class EmbedderError(ModelError):
     """An embedder could not be built (missing model directory, broken package)."""
-
-
-@runtime_checkable
-class Embedder(Protocol):
-    name: str
-    dim: int
-
-    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
-        """float32 (n, dim), L2-normalized rows, in input order."""
-
-    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
-        """Like ``embed_passages`` for search queries (models with roles embed them differently)."""
-
-    def count_tokens(self, text: str) -> int:
-        """Content tokens of ``text`` in the model's tokenizer (no special tokens, no prefix)."""
 
 
 def _empty(dim: int) -> np.ndarray:
@@ -68,9 +55,7 @@ class SentenceTransformerEmbedder:
 
     def __init__(self, path: str | Path, batch_size: int = 64, device: str = "cpu", name: str | None = None,
                  multilingual: bool = True):
-        # False for an English-only model: retrieval then does not let it vote on questions in
-        # other scripts (MiniLM ranks Chinese passages near randomly: CMRC R@1 5%).
-        self.multilingual = multilingual
+        self.multilingual = multilingual  # see Embedder.multilingual
         model_dir = Path(path).expanduser()
         if not model_dir.is_dir():
             raise EmbedderError(f"embedding model directory {str(model_dir)!r} does not exist (models are never downloaded)")
@@ -129,6 +114,7 @@ class E5Embedder:
     """
 
     name = "e5"
+    multilingual = True  # zh + en (and ~100 other languages)
 
     def __init__(self, batch_size: int = 64):
         try:

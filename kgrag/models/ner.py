@@ -9,8 +9,8 @@ dropped: they are not things a question is about and would make hubs in the grap
 
 Chinese has no NER model on PyPI; ``jieba.posseg`` tags proper nouns (nr person, ns place,
 nt organisation, nz other proper noun), which is the usual offline substitute. It runs only on
-CJK runs of texts that contain CJK. The alias gazetteer (``kgrag.ingest.gazetteer``) adds and
-corrects names on top of both.
+Han runs of texts that contain Han (``kgrag.lexicon.scripts``). The alias gazetteer
+(``kgrag.lexicon.gazetteer``) adds and corrects names on top of both.
 """
 
 from __future__ import annotations
@@ -24,6 +24,10 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 
 from kgrag.config import ExtractionSettings
+from kgrag.errors import ModelError
+from kgrag.lexicon.scripts import NER_MASKED_RUN, han_runs, has_han, has_latin_capital
+from kgrag.lexicon.titles import LEADING_ARTICLE
+from kgrag.types import CONCEPT
 
 # Labels of en_core_web_sm kept as entities; DATE, TIME, PERCENT, MONEY, QUANTITY, ORDINAL and
 # CARDINAL are left out.
@@ -31,16 +35,8 @@ KEPT_LABELS = frozenset(
     {"PERSON", "NORP", "FAC", "ORG", "GPE", "LOC", "PRODUCT", "EVENT", "WORK_OF_ART", "LAW", "LANGUAGE"}
 )
 # jieba part-of-speech flag prefix → entity type (nr, nrfg, nrt are all person names).
-JIEBA_TYPES = {"nr": "PERSON", "ns": "GPE", "nt": "ORG", "nz": "CONCEPT"}
+JIEBA_TYPES = {"nr": "PERSON", "ns": "GPE", "nt": "ORG", "nz": CONCEPT}
 
-_CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
-_CJK_RUN = re.compile(f"[{_CJK}]+")
-_HAS_CJK = re.compile(f"[{_CJK}]")
-# CJK characters and CJK/full-width punctuation, masked before spaCy reads a mixed text.
-_CJK_OR_PUNCT_RUN = re.compile(f"[{_CJK}\u3000-\u303f\u3040-\u30ff\uff01-\uff0f\uff1a-\uff20\uff3b-\uff40\uff5b-\uff65]+")
-# An English name needs a capital letter; texts without one skip spaCy entirely.
-_HAS_UPPER_LATIN = re.compile(r"[A-Z]")
-_LEADING_THE = re.compile(r"^(?:the|The|THE)\s+")
 _TRAILING_POSSESSIVE = re.compile(r"(?:['’]s|['’])$")
 # "." is not trimmed: it ends abbreviations that are part of the name ("U.S.", "Inc.").
 _EDGE_PUNCT = " \t\n\r\"“”‘’'()[]{}<>,;:!?-–—"
@@ -54,7 +50,7 @@ class Span:
     end: int
 
 
-class NerError(Exception):
+class NerError(ModelError):
     """The NER model could not be loaded."""
 
 
@@ -63,7 +59,7 @@ def _trim(text: str, start: int, end: int) -> tuple[int, int]:
     while True:
         before = (start, end)
         surface = text[start:end]
-        m = _LEADING_THE.match(surface)
+        m = LEADING_ARTICLE.match(surface)
         if m:
             start += m.end()
         m = _TRAILING_POSSESSIVE.search(text[start:end])
@@ -84,9 +80,9 @@ def _mask_cjk(text: str) -> str:
     reads a bare space as no boundary at all ("Bill Gates和Paul Allen" → one name); a comma
     separates names the way the Chinese text did (measured: Gates/Allen, Apple/Google split).
     """
-    if not _HAS_CJK.search(text):
+    if not has_han(text):
         return text
-    return _CJK_OR_PUNCT_RUN.sub(lambda m: "," + " " * (m.end() - m.start() - 1), text)
+    return NER_MASKED_RUN.sub(lambda m: "," + " " * (m.end() - m.start() - 1), text)
 
 
 def _keep(surface: str) -> bool:
@@ -169,14 +165,15 @@ class EntityRecognizer:
     def _recognize_here(self, texts: Sequence[str]) -> list[list[Span]]:
         results: list[list[Span]] = [[] for _ in texts]
         if self._nlp is not None:
-            english = [i for i, t in enumerate(texts) if _HAS_UPPER_LATIN.search(t)]
+            # An English name needs a capital letter; texts without one skip spaCy entirely.
+            english = [i for i, t in enumerate(texts) if has_latin_capital(t)]
             with self._lock:
                 docs = self._nlp.pipe((_mask_cjk(texts[i]) for i in english), batch_size=self.batch_size)
                 for i, doc in zip(english, docs, strict=True):
                     results[i].extend(self._spacy_spans(texts[i], doc))
         if self._use_jieba:
             for i, text in enumerate(texts):
-                if _HAS_CJK.search(text):
+                if has_han(text):
                     results[i].extend(self._jieba_spans(text))
         for spans in results:
             spans.sort(key=lambda s: (s.start, -s.end))
@@ -191,7 +188,7 @@ class EntityRecognizer:
             start, end = _trim(text, ent.start_char, ent.end_char)
             surface = text[start:end]
             # The English model reads CJK characters as opaque tokens; its spans there are noise.
-            if _keep(surface) and not _HAS_CJK.search(surface):
+            if _keep(surface) and not has_han(surface):
                 spans.append(Span(surface, ent.label_, start, end))
         return spans
 
@@ -199,7 +196,7 @@ class EntityRecognizer:
     def _jieba_spans(text: str) -> list[Span]:
         spans = []
         posseg = _posseg()
-        for run in _CJK_RUN.finditer(text):
+        for run in han_runs(text):
             pos = run.start()
             for word, flag in posseg.cut(run.group(), HMM=True):
                 start, pos = pos, pos + len(word)

@@ -1,4 +1,5 @@
-"""Cross-encoder rerankers: one loaded model scores (question, passage) pairs.
+"""Cross-encoder rerankers (``kgrag.models.base.Reranker``): one loaded model scores
+(question, passage) pairs.
 
 Two loaders for one kind of model (a transformer with a one-logit classification head):
 
@@ -29,25 +30,18 @@ import os
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Protocol, runtime_checkable
 
 from kgrag.config import RetrievalSettings
+from kgrag.errors import ModelError
+from kgrag.models.base import Reranker
 
 # Longer pairs are truncated (the passage side). 512 is what both the bge-rerankers and
 # BERT-sized cross-encoders are trained with; chunks are far shorter.
 DEFAULT_MAX_LENGTH = 512
 
 
-class RerankerError(Exception):
-    """A reranker could not be built (missing or unusable model directory)."""
-
-
-@runtime_checkable
-class Reranker(Protocol):
-    name: str  # shown in the query trace: "<loader>:<configured path>"
-
-    def score(self, query: str, texts: Sequence[str]) -> list[float]:
-        """One score per text, in input order; higher = more relevant to ``query``."""
+class RerankerError(ModelError):
+    """A reranker could not be built (missing or unusable model directory) or misbehaved."""
 
 
 def _force_offline() -> None:
@@ -88,6 +82,7 @@ class _LockedReranker:
     """What both loaders share: empty input, the lock, plain float scores in input order."""
 
     name: str
+    batch_size: int
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -162,7 +157,7 @@ def _silence_flag_progress_bars() -> None:
             kwargs["disable"] = True
             return _original(*args, **kwargs)
 
-        silenced._kgrag_silenced = True
+        silenced._kgrag_silenced = True  # type: ignore[attr-defined]  # a marker on a function object
         setattr(base, attr, silenced)
 
 
@@ -220,7 +215,7 @@ class FlagEmbeddingReranker(_LockedReranker):
 
 def build_reranker(
     settings: RetrievalSettings, device: str = "cpu", normalize: bool = False
-) -> CrossEncoderReranker | FlagEmbeddingReranker | None:
+) -> Reranker | None:
     """The reranker at ``settings.reranker_path``, loaded now (call once per process), or None
     when no path is configured (the fused order stands)."""
     if settings.reranker_path is None:

@@ -1,9 +1,10 @@
 """Query-time entity linking: which entities of the graph does the question name?
 
 Exact first: every run of words (and of CJK characters) in the normalized question is looked
-up in the graph's alias table in one round trip (``GraphStore.lookup_aliases``), so an alias
-added by the admin a moment ago links at once — there is no cached table to go stale. The
-longest matches win and do not overlap, exactly as the ingestion gazetteer matches text.
+up in the graph's alias table in one round trip (``GraphReader.lookup_aliases`` of
+``candidate_aliases``), so an alias added by the admin a moment ago links at once — there is no
+cached table to go stale. The aliases found are matched by the gazetteer ingestion uses
+(``kgrag.lexicon.gazetteer``): longest matches win and do not overlap.
 
 Then fuzzy, only for the capitalized or quoted spans of the question that did not link
 exactly ("Lowest Commn Ancestor", "Kiefer Sutherlnd"): rapidfuzz against the alias list,
@@ -25,17 +26,10 @@ import threading
 import time
 from collections.abc import Sequence
 
-from kgrag.ingest.gazetteer import (
-    MAX_UNITS,
-    Gazetteer,
-    _stop_words,
-    _units,
-    matchable,
-    normalize_with_offsets,
-)
+from kgrag.lexicon.gazetteer import Gazetteer, candidate_aliases, english_stop_words
+from kgrag.lexicon.normalize import normalize_alias
 from kgrag.retrieve.types import LinkedEntity
-from kgrag.stores.base import GraphStore
-from kgrag.text.normalize import normalize_alias
+from kgrag.stores.base import GraphReader
 
 FUZZY_TTL_S = 60.0
 MAX_EXPANSIONS_PER_ENTITY = 8
@@ -46,10 +40,10 @@ _QUOTED = re.compile(r"[\"“”'‘’「『《]([^\"“”‘’」』》]{3,8
 
 
 class EntityLinker:
-    def __init__(self, graph: GraphStore, fuzzy_threshold: float = 90.0):
+    def __init__(self, graph: GraphReader, fuzzy_threshold: float = 90.0):
         self.graph = graph
         self.fuzzy_threshold = fuzzy_threshold
-        self._stop = _stop_words()
+        self._stop = english_stop_words()
         self._fuzzy_lock = threading.Lock()
         self._fuzzy_aliases: list[str] | None = None
         self._fuzzy_keys: list[list[str]] = []
@@ -89,17 +83,10 @@ class EntityLinker:
     def _exact(self, question: str) -> tuple[list[LinkedEntity], list[tuple[int, int]]]:
         """Linked entities and the question spans they cover."""
         spans: list[tuple[int, int]] = []
-        norm = normalize_with_offsets(question)
-        units = _units(norm.text)
-        grams: dict[str, None] = {}
-        for i, (start, _) in enumerate(units):
-            for j in range(i, min(i + MAX_UNITS, len(units))):
-                piece = norm.text[start : units[j][1]]
-                if matchable(piece):
-                    grams[piece] = None
+        grams = candidate_aliases(question)
         if not grams:
             return [], spans
-        table = self.graph.lookup_aliases(list(grams))
+        table = self.graph.lookup_aliases(grams)
         if not table:
             return [], spans
         # A throwaway gazetteer over just the aliases found: reuses its longest-match,
@@ -116,11 +103,11 @@ class EntityLinker:
                      or surface.lower() == surface.upper()  # a script without case (CJK)
                      or any(c.isdigit() for c in surface))
             keys = sorted(k for k in match.entity_keys
-                          if cased or (entities[k] is not None and entities[k].curated))
+                          if cased or ((e := entities[k]) is not None and e.curated))
             if not keys:
                 continue
             spans.append((match.start, match.end))
-            names = {k: entities[k].name if entities[k] else k for k in keys}
+            names = {k: e.name if (e := entities[k]) else k for k in keys}
             for key in keys:
                 out.append(
                     LinkedEntity(

@@ -10,10 +10,12 @@ import math
 import time
 from collections.abc import Callable
 
-from kgrag.ingest.extract import title_aliases
+import numpy as np
+
+from kgrag.lexicon.normalize import normalize_alias
+from kgrag.lexicon.titles import title_aliases
 from kgrag.retrieve.types import PathResult, Query, SeedSupport
-from kgrag.text.normalize import normalize_alias
-from kgrag.stores.base import ChunkIndex, GraphStore
+from kgrag.stores.base import ChunkIndex, GraphReader
 from kgrag.types import GraphPath, ScoredId
 
 # Graph path scoring knobs. An entity reached in h hops counts HOP_DECAY**h as much as one the
@@ -37,7 +39,7 @@ FRONTIER = 20  # entities a walk continues from at each further hop  # weight of
 class DensePath:
     name = "dense"
 
-    def __init__(self, index: ChunkIndex, embed_query: Callable[[str], object]):
+    def __init__(self, index: ChunkIndex, embed_query: Callable[[str], np.ndarray]):
         self.index = index
         self.embed_query = embed_query
 
@@ -78,7 +80,7 @@ class GraphWalkPath:
 
     name = "graph"
 
-    def __init__(self, graph: GraphStore, corpus_size: Callable[[], int], hops: int = 2,
+    def __init__(self, graph: GraphReader, corpus_size: Callable[[], int], hops: int = 2,
                  max_entities: int = 200,
                  chunk_titles: Callable[[list[str]], dict[str, str]] | None = None):
         self.graph = graph
@@ -188,7 +190,7 @@ class GraphWalkPath:
         out: dict[str, list[GraphPath]] = {}
         for cid in chunk_ids:
             shown = []
-            for gain, path in sorted(evidence[cid], key=lambda e: -e[0]):
+            for _gain, path in sorted(evidence[cid], key=lambda e: -e[0]):
                 bridge = bridges.get(path.nodes[0])
                 if bridge is not None:
                     path = GraphPath(bridge.nodes + path.nodes[1:], bridge.edges + path.edges,

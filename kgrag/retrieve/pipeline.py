@@ -7,26 +7,28 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
 
 from kgrag.config import RetrievalSettings
+from kgrag.errors import InputError
+from kgrag.lexicon.scripts import has_han
+from kgrag.models.base import Embedder, Reranker
+from kgrag.retrieve.followup import Completion, Turn, complete
 from kgrag.retrieve.fusion import Fused, fuse
 from kgrag.retrieve.linking import EntityLinker
 from kgrag.retrieve.paths import DensePath, GraphWalkPath, KeywordPath
-from kgrag.retrieve.postprocess import (
-    chunk_matches,
-    drop_overlapping,
-    expand_parents,
-    lexical_coverage,
-)
-from kgrag.retrieve.types import PATHS, Hit, PathResult, Query, RetrievalResult
-from kgrag.stores.base import ChunkIndex, GraphStore, StoreError
-from kgrag.text.analyze import has_cjk
+from kgrag.retrieve.postprocess import drop_overlapping, expand_parents, lexical_coverage
+from kgrag.retrieve.types import PATHS, Hit, PathResult, Query, RetrievalPath, RetrievalResult
+from kgrag.stores.base import ChunkIndex, GraphReader
+from kgrag.stores.filters import SearchFilter
+from kgrag.types import GraphPath
 
 
-class RetrievalError(ValueError):
-    """A retrieval request that cannot be served as asked (bad mode, bad filter)."""
+class RetrievalError(InputError):
+    """A retrieval request that cannot be served as asked (bad mode, empty question). Bad
+    filters never get here: ``SearchFilter.parse`` refuses them at the edge. A store that fails
+    mid-search raises its own ``StoreError``: that is the server's fault, not the question's."""
 
 
 class Retriever:
@@ -34,18 +36,23 @@ class Retriever:
         self,
         settings: RetrievalSettings,
         chunk_index: ChunkIndex,
-        graph: GraphStore,
-        embedder,
-        reranker=None,
+        graph: GraphReader,
+        embedder: Embedder,
+        reranker: Reranker | None = None,
         linker: EntityLinker | None = None,
+        rewriter: Callable[[Completion], str] | None = None,
     ):
+        """``rewriter``: turns a follow-up into a standalone question (the LLM, when one is
+        configured: ``kgrag.generate.rewrite``); any exception it raises keeps the rule's
+        completion, with the reason in the trace."""
         self.settings = settings
         self.chunk_index = chunk_index
         self.graph = graph
         self.embedder = embedder
         self.reranker = reranker
         self.linker = linker or EntityLinker(graph, settings.fuzzy_link_threshold)
-        self.paths = {
+        self.rewriter = rewriter
+        self.paths: dict[str, RetrievalPath] = {
             "dense": DensePath(chunk_index, lambda q: embedder.embed_queries([q])[0]),
             "bm25": KeywordPath(chunk_index),
             "graph": GraphWalkPath(
@@ -75,16 +82,23 @@ class Retriever:
         question: str,
         *,
         top_k: int | None = None,
-        filters: dict[str, Any] | None = None,
+        filters: SearchFilter | None = None,
         modes: tuple[str, ...] | None = None,
         rerank: bool = True,
+        history: Sequence[Turn] = (),
     ) -> RetrievalResult:
+        """``history``: the conversation's earlier turns, oldest first. A follow-up question
+        ("and the next one?") is completed from them before any path runs
+        (``kgrag.retrieve.followup``); a standalone question is searched as written."""
         s = self.settings
         t_start = time.perf_counter()
-        query = self.new_query(question, top_k=top_k, filters=filters, modes=modes)
-        question = query.question
         timings: dict[str, float] = {}
-        results = self.search_paths(query, timings)
+        t = time.perf_counter()
+        query, own_links = self.new_query(question, top_k=top_k, filters=filters, modes=modes, history=history)
+        completing = _ms(t)
+        question = query.question
+        results = self.search_paths(query, timings, own_links=own_links)
+        timings["link"] = round(timings["link"] + completing, 2)
 
         t = time.perf_counter()
         fusion = fuse(results, query, s, names_in=self.graph.chunk_entities)
@@ -117,9 +131,12 @@ class Retriever:
                                path_weights=fusion.weights, weight_reasons=fusion.reasons,
                                evidence_set=[p.chunk_id for p in fusion.evidence])
 
-    def new_query(self, question: str, *, top_k: int | None = None, filters: dict[str, Any] | None = None,
-                  modes: tuple[str, ...] | None = None) -> Query:
-        """The checked question with the paths that will run for it."""
+    def new_query(
+        self, question: str, *, top_k: int | None = None, filters: SearchFilter | None = None,
+        modes: tuple[str, ...] | None = None, history: Sequence[Turn] = (),
+    ) -> tuple[Query, list | None]:
+        """The checked question (a follow-up completed from ``history``) with the paths that will
+        run for it, and the entities the question links on its own (None without history)."""
         question = question.strip()
         if not question:
             raise RetrievalError("question is empty")
@@ -127,20 +144,23 @@ class Retriever:
         unknown = [m for m in modes if m not in PATHS]
         if unknown:
             raise RetrievalError(f"unknown retrieval mode(s) {unknown}; known: {list(PATHS)}")
-        query = Query(question, top_k or self.settings.top_k, filters, modes)
-        if "dense" in modes and len(modes) > 1 and not getattr(self.embedder, "multilingual", True) \
-                and has_cjk(question):
+        completion, own_links = self._complete(question, history)
+        if completion is not None:
+            question = completion.question
+        query = Query(question, top_k or self.settings.top_k, filters, modes, completion=completion)
+        if "dense" in modes and len(modes) > 1 and not self.embedder.multilingual and has_han(question):
             # An English-only embedder ranks Chinese text near randomly; its vote would only
             # push good keyword and graph hits down (CMRC 2018: fused R@1 84 vs BM25's 98).
             query.modes = tuple(m for m in modes if m != "dense")
-            query.skipped["dense"] = (f"embedder {getattr(self.embedder, 'name', '?')} is English-only "
-                                      "and the question is not")
-        return query
+            query.skipped["dense"] = f"embedder {self.embedder.name} is English-only and the question is not"
+        return query, own_links
 
-    def search_paths(self, query: Query, timings: dict[str, float] | None = None) -> list[PathResult]:
+    def search_paths(self, query: Query, timings: dict[str, float] | None = None,
+                     own_links: list | None = None) -> list[PathResult]:
         """Link the question and run ``query.modes``' paths (dense in parallel with linking,
         the graph after BM25 when it takes feedback from it); fills ``query.linked``,
-        ``expansions`` and ``feedback`` and per-stage milliseconds into ``timings``."""
+        ``expansions`` and ``feedback`` and per-stage milliseconds into ``timings``.
+        ``own_links``: what ``new_query`` linked, reused when the question was not a follow-up."""
         s = self.settings
         modes = query.modes
         timings = {} if timings is None else timings
@@ -150,24 +170,38 @@ class Retriever:
             futures["dense"] = self.pool.submit(self.paths["dense"].search, query, s.candidates)
         t = time.perf_counter()
         if "bm25" in modes or "graph" in modes:
-            query.linked = self.linker.link(query.question)
+            completion = query.completion
+            reuse = own_links is not None and completion is not None and not completion.followup
+            query.linked = own_links if reuse and own_links is not None else self.linker.link(query.question)
             query.expansions = self.linker.expansions(query.linked) if "bm25" in modes else []
         timings["link"] = _ms(t)
         if "bm25" in modes:
             futures["bm25"] = self.pool.submit(self.paths["bm25"].search, query, s.candidates)
-        try:
-            if "graph" in modes:
-                if s.feedback_chunks and "bm25" in modes:
-                    query.feedback = self._feedback(query, futures["bm25"].result())
-                futures["graph"] = self.pool.submit(self.paths["graph"].search, query, s.candidates)
-            results: list[PathResult] = [futures[name].result() for name in modes]
-        except StoreError as exc:
-            raise RetrievalError(str(exc)) from exc
+        if "graph" in modes:
+            if s.feedback_chunks and "bm25" in modes:
+                query.feedback = self._feedback(query, futures["bm25"].result())
+            futures["graph"] = self.pool.submit(self.paths["graph"].search, query, s.candidates)
+        results: list[PathResult] = [futures[name].result() for name in modes]
         for result in results:
             timings[result.name] = result.ms
         return results
 
     # -- stages --------------------------------------------------------------------------------
+    def _complete(self, question: str, history: Sequence[Turn]) -> tuple[Completion | None, list | None]:
+        """The question completed from the conversation, and the entities the question links
+        on its own (both None without history: nothing to decide)."""
+        if not history:
+            return None, None
+        own = self.linker.link(question)
+        completion = complete(question, history, own)
+        if completion.followup and self.rewriter is not None:
+            try:
+                completion.question = self.rewriter(completion)
+                completion.method = "llm"
+            except Exception as exc:  # noqa: BLE001 - any failure keeps the rule's completion
+                completion.fallback_reason = str(exc)[:300] or type(exc).__name__
+        return completion, own
+
     def _feedback(self, query: Query, keyword: PathResult) -> list[str]:
         """Entities of the best keyword hits, as extra graph seeds: the bridge entity of a
         multi-hop question is named in the passage that answers its first hop, not in the
@@ -180,14 +214,16 @@ class Retriever:
         keys = [k for cid in top for k in by_chunk.get(cid, []) if k not in linked]
         return list(dict.fromkeys(keys))
 
-    def _hits(self, fused: list[Fused], evidence, filters, limit: int) -> list[Hit]:
-        """Fused ids → Hits with their chunks, graph-only hits filtered like the others."""
+    def _hits(self, fused: list[Fused], evidence: dict[str, list[GraphPath]],
+              filters: SearchFilter | None, limit: int) -> list[Hit]:
+        """Fused ids → Hits with their chunks; ``filters.matches`` drops the graph's hits the
+        stores' filtered searches would not have returned (the graph holds no chunk metadata)."""
         head = fused[: limit]
         chunks = {c.id: c for c in self.chunk_index.get([item.chunk_id for item in head])}
-        hits = []
+        hits: list[Hit] = []
         for item in head:
             chunk = chunks.get(item.chunk_id)
-            if chunk is None or not chunk_matches(chunk, filters):
+            if chunk is None or (filters is not None and not filters.matches(chunk)):
                 continue  # graph evidence for a chunk the index no longer has, or filtered out
             hits.append(
                 Hit(chunk, item.score, item.ranks, fused_rank=len(hits) + 1, fused_score=item.score,
@@ -196,6 +232,7 @@ class Retriever:
         return hits
 
     def _rerank(self, question: str, hits: list[Hit]) -> list[Hit]:
+        assert self.reranker is not None  # retrieve() calls this only with a reranker
         scores = self.reranker.score(question, [h.chunk.headed_text for h in hits])
         for hit, score in zip(hits, scores):
             hit.rerank_score = float(score)
@@ -205,7 +242,7 @@ class Retriever:
             hit.rerank_rank = rank
         return hits
 
-    def _below_threshold(self, question, hits, results, reranked: bool) -> bool:
+    def _below_threshold(self, question: str, hits: list[Hit], results: list[PathResult], reranked: bool) -> bool:
         """Whether nothing retrieved is relevant enough to answer from (generation abstains).
 
         With a reranker: its best score is under ``min_score``. Without one there is no

@@ -1,33 +1,13 @@
-"""What happens to hits after ranking: filters for graph-only hits, dropping overlapping
-children, parent expansion and the lexical-coverage signal used by the abstention gate."""
+"""What happens to hits after ranking: dropping overlapping children, parent expansion and the lexical-coverage signal used by the abstention gate."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from kgrag.retrieve.types import Hit
-from kgrag.stores.base import FILTER_KEYS, ChunkIndex, StoreError
+from kgrag.stores.base import ChunkIndex
 from kgrag.text.analyze import analyze
 from kgrag.types import Chunk
-
-
-def chunk_matches(chunk: Chunk, filters: dict[str, Any] | None) -> bool:
-    """The stores' filter semantics, in Python, for hits that came from the graph."""
-    if not filters:
-        return True
-    unknown = set(filters) - FILTER_KEYS
-    if unknown:
-        raise StoreError(f"unknown filter key(s) {sorted(unknown)}; known: {sorted(FILTER_KEYS)}")
-    doc_id = filters.get("doc_id")
-    if doc_id is not None:
-        allowed = [doc_id] if isinstance(doc_id, str) else list(doc_id)
-        if chunk.doc_id not in allowed:
-            return False
-    if "source" in filters and chunk.source != filters["source"]:
-        return False
-    prefix = filters.get("section_path_prefix")
-    return prefix is None or chunk.section_path.startswith(prefix)
 
 
 def drop_overlapping(hits: list[Hit]) -> list[Hit]:

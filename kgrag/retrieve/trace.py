@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kgrag.retrieve.types import Hit, RetrievalResult
+from kgrag.retrieve.types import Hit, Query, RetrievalResult
 from kgrag.types import Chunk
 
 SNIPPET_CHARS = 300
@@ -58,6 +58,7 @@ def trace_dict(result: RetrievalResult) -> dict[str, Any]:
         "expansions": q.expansions,
         "feedback_entities": q.feedback,
         "skipped_paths": q.skipped,
+        "conversation": None if q.completion is None else q.completion.trace(carried_entities(q)),
         "path_weights": result.path_weights,
         "path_weight_reasons": result.weight_reasons,
         "evidence_set": result.evidence_set,
@@ -65,6 +66,15 @@ def trace_dict(result: RetrievalResult) -> dict[str, Any]:
         "below_threshold": result.below_threshold,
         "timings_ms": result.timings_ms,
     }
+
+
+def carried_entities(q: Query) -> list:
+    """Entities linked from the carried earlier question(s), not from the follow-up itself."""
+    c = q.completion
+    if c is None or not c.followup:
+        return []
+    own = c.original.casefold()
+    return [le for le in q.linked if le.surface.casefold() not in own]
 
 
 def result_dict(result: RetrievalResult) -> dict[str, Any]:

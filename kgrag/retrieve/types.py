@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
+from kgrag.stores.filters import SearchFilter
 from kgrag.types import Chunk, GraphPath, ScoredId
+
+if TYPE_CHECKING:
+    from kgrag.retrieve.followup import Completion
 
 PATHS = ("dense", "bm25", "graph")
 
@@ -27,7 +31,7 @@ class LinkedEntity:
 class Query:
     question: str
     top_k: int = 10
-    filters: dict[str, Any] | None = None
+    filters: SearchFilter | None = None  # parsed at the edge (kgrag.stores.filters)
     modes: tuple[str, ...] = PATHS  # which paths run
     linked: list[LinkedEntity] = field(default_factory=list)  # filled once, shared by paths
     expansions: list[str] = field(default_factory=list)  # alias surface forms for BM25
@@ -36,6 +40,12 @@ class Query:
     feedback_from: list[str] = field(default_factory=list)  # the keyword hits they were read from
     # Paths left out for this question, with the reason (shown in the trace).
     skipped: dict[str, str] = field(default_factory=dict)
+    # How the question was completed from the conversation (None: asked without history).
+    completion: Completion | None = None
+
+    @property
+    def original_question(self) -> str:
+        return self.completion.original if self.completion else self.question
 
 
 @dataclass(frozen=True)

@@ -5,32 +5,40 @@ from __future__ import annotations
 
 import gc
 import logging
+from typing import IO, cast
 
 from flask import Flask
+from flask.json.provider import DefaultJSONProvider
 
 from kgrag.components import Components
 from kgrag.config import Settings
+from kgrag.server import openapi
 from kgrag.server.errors import register_error_handlers
 from kgrag.server.metrics import Metrics
-from kgrag.server.routes import aliases, documents, entities, health, query
+from kgrag.server.request_log import RequestLog
+from kgrag.server.routes import aliases, documents, entities, feedback, health, query
 
 log = logging.getLogger(__name__)
 
 
-def create_app(settings: Settings, components: Components | None = None, *, warm: bool = True) -> Flask:
+def create_app(settings: Settings, components: Components | None = None, *, warm: bool = True,
+               log_stream: IO[str] | None = None) -> Flask:
     """``components``: share already-loaded models (tests). ``warm``: load the models now, so
-    the first question does not pay for them and ``/readyz`` means ready."""
+    the first question does not pay for them and ``/readyz`` means ready. ``log_stream``: where
+    the JSON request log goes (default stderr)."""
     app = Flask(__name__, static_folder="static", static_url_path="/static")
-    app.json.ensure_ascii = False  # Chinese stays readable in responses
+    cast(DefaultJSONProvider, app.json).ensure_ascii = False  # Chinese stays readable in responses
     app.config["MAX_CONTENT_LENGTH"] = settings.server.max_request_bytes
     app.config["KGRAG_SETTINGS"] = settings
     app.config["KGRAG_COMPONENTS"] = components or Components(settings)
     metrics = Metrics()
     app.config["KGRAG_METRICS"] = metrics
     register_error_handlers(app)
+    RequestLog(log_stream).install(app)
     metrics.install(app)
-    for bp in (health.bp, query.bp, documents.bp, entities.bp, aliases.bp):
+    for bp in (health.bp, query.bp, documents.bp, entities.bp, aliases.bp, feedback.bp):
         app.register_blueprint(bp)
+    openapi.install(app)
     if warm:
         warm_up(app)
     return app

@@ -1,31 +1,65 @@
-"""Every error leaves the server as JSON ``{"error": {"code", "message"}}`` with the right status."""
+"""Every error leaves the server as JSON ``{"error": {"code", "message", "request_id"}}`` with
+a status that says whose fault it is:
+
+- 4xx: the request (``InputError``, a pydantic ``ValidationError``, ``ApiError``); the
+  message names the field or value.
+- 503 ``store_unavailable``: a store failed (``StoreError``, a SQLite database error such as a
+  corrupted file). Never 400: the question was fine.
+- 500 ``internal_error``: anything else.
+
+Callers are anonymous, so a 5xx message names the kind of failure and the request id, never
+the exception's text (it can hold server paths or SQL); the log line with that request id has
+the traceback. ``redact_paths`` strips absolute server paths from texts that do reach callers.
+"""
 
 from __future__ import annotations
 
 import logging
+import re
+import sqlite3
 
 from flask import Flask, jsonify
 from pydantic import ValidationError
 from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
+from kgrag.errors import InputError, StoreError
+from kgrag.server.request_log import request_id
+
 log = logging.getLogger(__name__)
 
+# Engine failures the routes do not wrap: SQLite's own errors (a malformed or missing file).
+STORE_FAILURES: tuple[type[BaseException], ...] = (StoreError, sqlite3.DatabaseError)
+# An absolute POSIX or Windows path of two or more components.
+_ABSOLUTE_PATH = re.compile(r"(?<![\w.~/-])(?:/|[A-Za-z]:\\)(?:[^\s'\"/\\:]+[/\\])+([^\s'\"/\\:]*)")
 
-class ApiError(Exception):
+
+class ApiError(InputError):
+    """A refusal the route words itself: ``status`` (every one raised is a 4xx) and ``code`` go
+    into the JSON error unchanged (its own handler wins over InputError's plain 400)."""
+
     def __init__(self, status: int, code: str, message: str):
         super().__init__(message)
         self.status, self.code, self.message = status, code, message
 
 
 def error_response(status: int, code: str, message: str):
-    return jsonify({"error": {"code": code, "message": message}}), status
+    rid = request_id()
+    return jsonify({"error": {"code": code, "message": message, "request_id": rid}}), status
+
+
+def redact_paths(text: str) -> str:
+    """``text`` with every absolute path cut to its last component (``/srv/kb/uploads/a.md`` →
+    ``a.md``): file names help the caller, the server's directory layout does not."""
+    return _ABSOLUTE_PATH.sub(lambda m: m.group(1) or "<path>", text)
 
 
 def validation_message(exc: ValidationError) -> str:
     parts = []
     for err in exc.errors():
         where = ".".join(str(p) for p in err["loc"]) or "body"
-        parts.append(f"{where}: {err['msg']}")
+        given = err.get("input")
+        shown = f" (got {given!r})" if isinstance(given, (str, int, float)) and len(repr(given)) <= 60 else ""
+        parts.append(f"{where}: {err['msg']}{shown}")
     return "; ".join(parts)
 
 
@@ -38,6 +72,10 @@ def register_error_handlers(app: Flask) -> None:
     def _validation(exc: ValidationError):
         return error_response(400, "invalid_request", validation_message(exc))
 
+    @app.errorhandler(InputError)
+    def _input(exc: InputError):
+        return error_response(400, "invalid_request", redact_paths(str(exc)))
+
     @app.errorhandler(RequestEntityTooLarge)
     def _too_large(exc):
         limit = app.config.get("MAX_CONTENT_LENGTH")
@@ -46,9 +84,21 @@ def register_error_handlers(app: Flask) -> None:
     @app.errorhandler(HTTPException)
     def _http(exc: HTTPException):
         code = (exc.name or "error").lower().replace(" ", "_")
-        return error_response(exc.code or 500, code, exc.description or exc.name)
+        body, status = error_response(exc.code or 500, code, exc.description or exc.name)
+        for name, value in exc.get_headers():  # e.g. a 405's Allow: which methods the route has
+            if name.lower() != "content-type":
+                body.headers[name] = value
+        return body, status
 
     @app.errorhandler(Exception)
     def _unexpected(exc: Exception):
-        log.exception("unhandled error")
-        return error_response(500, "internal_error", f"{type(exc).__name__}: the server failed; see its log")
+        rid = request_id()
+        if isinstance(exc, STORE_FAILURES):
+            log.error("store failure (request %s)", rid, exc_info=exc)
+            return error_response(503, "store_unavailable",
+                                  f"a store failed ({type(exc).__name__}); the server log has the details "
+                                  f"under request id {rid}")
+        log.error("unhandled error (request %s)", rid, exc_info=exc)
+        return error_response(500, "internal_error",
+                              f"the server failed ({type(exc).__name__}); the server log has the details "
+                              f"under request id {rid}")

@@ -1,24 +1,94 @@
 """Production serving: gunicorn with one worker process and several threads, so every request
-shares one loaded model set (the models are the memory; a second worker would double it)."""
+shares one loaded model set (the models are the memory; a second worker would double it).
+
+Slow clients: gunicorn's threaded worker gives a connection a thread as soon as its first
+bytes arrive, then reads headers and body with blocking calls and no deadline, so 8 sockets
+that send half a request held all 8 threads and ``/healthz`` timed out for minutes (issue 12).
+``SlowClientSafeWorker`` bounds both: the request line and headers must arrive within
+``header_timeout_s`` in total (Apache's ``RequestReadTimeout header=``), and every later read
+or write of the connection (the body, the response) may stall at most ``read_timeout_s``
+(nginx's ``client_body_timeout`` / ``send_timeout``). A client past either loses its connection
+and the thread goes back to the pool. Behind a reverse proxy, set the proxy's own header/body
+timeouts to the same or less.
+"""
 
 from __future__ import annotations
 
+import socket
+import threading
+from typing import Any
+
 from gunicorn.app.base import BaseApplication
+from gunicorn.workers.gthread import ThreadWorker
 
 from kgrag.config import Settings
 
+HEADER_TIMEOUT_S = 10.0
+READ_TIMEOUT_S = 30.0
+
+
+class SlowClientSafeWorker(ThreadWorker):
+    """gunicorn's gthread worker with a header deadline and a per-read/write socket timeout."""
+
+    header_timeout_s = HEADER_TIMEOUT_S
+    read_timeout_s = READ_TIMEOUT_S
+
+    def enqueue_req(self, conn) -> None:
+        if not getattr(conn, "kgrag_timed", False):
+            conn.kgrag_timed = True
+            conn.init = self._timed_init(conn, conn.init)
+        super().enqueue_req(conn)
+
+    def _timed_init(self, conn, init):
+        """gunicorn calls ``conn.init()`` in the worker thread before it parses each request
+        (after making the socket blocking, which clears any timeout): arm both limits there."""
+
+        def timed_init() -> None:
+            init()
+            conn.sock.settimeout(self.read_timeout_s)
+            # Shutting the read side down makes the blocked recv return b"": gunicorn then
+            # closes the connection as a client that went away.
+            timer = threading.Timer(self.header_timeout_s, _stop_reading, (conn.sock,))
+            timer.daemon = True
+            conn.kgrag_header_timer = timer
+            timer.start()
+
+        return timed_init
+
+    def handle_request(self, req, conn):
+        """Headers are in: the header deadline is met."""
+        timer = getattr(conn, "kgrag_header_timer", None)
+        if timer is not None:
+            timer.cancel()
+        return super().handle_request(req, conn)
+
+
+def _stop_reading(sock: socket.socket) -> None:
+    try:
+        sock.shutdown(socket.SHUT_RD)
+    except OSError:  # already closed
+        pass
+
+
+def worker_class(header_timeout_s: float, read_timeout_s: float) -> type[SlowClientSafeWorker]:
+    return type("SlowClientSafeWorker", (SlowClientSafeWorker,),
+                {"header_timeout_s": header_timeout_s, "read_timeout_s": read_timeout_s})
+
 
 class KgragGunicorn(BaseApplication):
-    def __init__(self, settings: Settings, threads: int = 8, timeout_s: int = 120):
+    def __init__(self, settings: Settings, threads: int = 8, timeout_s: int = 120,
+                 header_timeout_s: float = HEADER_TIMEOUT_S, read_timeout_s: float = READ_TIMEOUT_S):
         self.settings = settings
-        self.options = {
+        self.options: dict[str, Any] = {
             "bind": f"{settings.server.host}:{settings.server.port}",
             "workers": 1,
-            "worker_class": "gthread",
+            "worker_class": worker_class(header_timeout_s, read_timeout_s),
             "threads": threads,
             # generation with a slow LLM can take a while; SSE streams keep the connection
             "timeout": timeout_s,
-            "accesslog": "-",
+            # The app writes one JSON line per request (kgrag/server/request_log.py) with the
+            # request id and stage timings; gunicorn's plain access line would repeat it.
+            "accesslog": None,
             # The worker loads the app itself (models, SQLite connections, threads): nothing
             # that does not survive a fork is created before one. Requests wait in the listen
             # queue until it is ready; /readyz says when.

@@ -2,37 +2,86 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any, Literal, get_args
 
 from flask import request
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
+from kgrag.retrieve.followup import Turn
 from kgrag.retrieve.types import PATHS
 from kgrag.server.errors import ApiError
+from kgrag.stores.filters import SearchFilter
 
 MAX_TOP_K = 100
+# A follow-up depends on the last few turns; a longer history only costs bytes and time.
+MAX_HISTORY_TURNS = 20
+MAX_QUESTION_CHARS = 4000
+MAX_ANSWER_CHARS = 8000
+# No request of this API nests deeper than a few levels (document metadata, filters); the
+# limit keeps recursive consumers (pydantic, json.dumps, SQLite JSON) far from Python's
+# recursion limit. 100k nested "[" was a 500 RecursionError before.
+MAX_JSON_DEPTH = 32
+PathName = Literal["dense", "bm25", "graph"]
+assert set(get_args(PathName)) == set(PATHS), "PathName must list the retrieval paths"
+
+
+def _json_integer(value: Any) -> Any:
+    """A JSON number, not a string or a boolean that Python would coerce ("5", true). 5.0 is
+    accepted: JSON Schema's "integer" includes it, and the OpenAPI document says "integer"."""
+    if isinstance(value, (str, bool)):
+        raise ValueError(f"expected an integer, got {type(value).__name__} {value!r}")
+    return value
+
+
+class HistoryTurn(BaseModel):
+    """One earlier turn of the conversation: the user's question and, optionally, the answer."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    question: str = Field(min_length=1, max_length=MAX_QUESTION_CHARS, pattern=r"\S")
+    answer: str | None = Field(None, max_length=MAX_ANSWER_CHARS)
+
+    def turn(self) -> Turn:
+        return Turn(self.question.strip(), self.answer)
 
 
 class RetrieveRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # The document says what the validator below refuses: never both sources of history.
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"not": {"required": ["history", "conversation_id"]}})
 
-    question: str = Field(min_length=1, max_length=4000)
-    top_k: int | None = Field(None, ge=1, le=MAX_TOP_K)
-    filters: dict[str, Any] | None = None
-    modes: list[str] | None = Field(None, min_length=1)
-    rerank: bool = True
+    question: str = Field(min_length=1, max_length=MAX_QUESTION_CHARS)
+    # "5" or true is refused naming the field, not silently coerced
+    top_k: Annotated[int, Field(ge=1, le=MAX_TOP_K), BeforeValidator(_json_integer)] | None = None
+    # Parsed here, once: a bad key or value is a 400 naming it (kgrag.stores.filters).
+    filters: SearchFilter | None = None
+    modes: list[PathName] | None = Field(None, min_length=1, description="retrieval paths to run (default: all)")
+    rerank: bool = Field(True, strict=True)
+    history: list[HistoryTurn] = Field(
+        default_factory=list, max_length=MAX_HISTORY_TURNS,
+        description="earlier turns of the conversation, oldest first: a follow-up question "
+                    "('and the next one?') is completed from them; a standalone one is not changed")
+
+    conversation_id: str | None = Field(
+        None, pattern=r"^[A-Za-z0-9._:-]{1,128}$",
+        description="instead of history: a conversation the server keeps (its earlier turns are the history, "
+                    "and this turn is added to it); chosen by the client, e.g. a UUID; forgotten after "
+                    "server.conversation_ttl_s idle")
+
+    @model_validator(mode="after")
+    def _one_source_of_history(self) -> RetrieveRequest:
+        if {"history", "conversation_id"} <= self.model_fields_set:
+            raise ValueError("send either history or conversation_id, not both")
+        return self
 
     def mode_tuple(self) -> tuple[str, ...] | None:
-        if self.modes is None:
-            return None
-        bad = [m for m in self.modes if m not in PATHS]
-        if bad:
-            raise ApiError(400, "invalid_request", f"modes: unknown {bad}; known: {list(PATHS)}")
-        return tuple(dict.fromkeys(self.modes))
+        return None if self.modes is None else tuple(dict.fromkeys(self.modes))
+
+    def turns(self) -> list[Turn]:
+        return [t.turn() for t in self.history]
 
 
 class QueryRequest(RetrieveRequest):
-    stream: bool = False
+    stream: bool = Field(False, strict=True)
 
 
 class TextDocument(BaseModel):
@@ -55,9 +104,31 @@ class DocumentsRequest(BaseModel):
 def json_body() -> dict:
     if not request.is_json:
         raise ApiError(415, "unsupported_media_type", "send a JSON body with Content-Type: application/json")
-    body = request.get_json(silent=True)
+    try:
+        body = request.get_json(silent=True)
+    except RecursionError:  # the C parser's own guard, far deeper than MAX_JSON_DEPTH
+        body = _TOO_DEEP
+    if body is _TOO_DEEP or json_depth(body, MAX_JSON_DEPTH) > MAX_JSON_DEPTH:
+        raise ApiError(400, "invalid_json", f"the JSON body nests deeper than {MAX_JSON_DEPTH} levels")
     if body is None:
         raise ApiError(400, "invalid_json", "the request body is not valid JSON")
     if not isinstance(body, dict):
         raise ApiError(400, "invalid_request", "the JSON body must be an object")
     return body
+
+
+_TOO_DEEP = object()
+
+
+def json_depth(value: Any, limit: int) -> int:
+    """How deep ``value``'s arrays and objects nest (a scalar: 0), counted iteratively and
+    stopping once past ``limit``."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, (dict, list)):
+            deepest = max(deepest, depth)
+            if deepest > limit:
+                return deepest
+            stack.extend((child, depth + 1) for child in (node.values() if isinstance(node, dict) else node))
+    return deepest

@@ -1,12 +1,26 @@
-"""The two storage ports. Every implementation (SQLite, Elasticsearch, Neo4j) passes the same
+"""The storage ports. Every implementation (SQLite, Elasticsearch, Neo4j) passes the same
 contract tests in ``tests/contract/``.
 
-ChunkIndex holds chunk text, metadata, dense vectors and BM25 terms. GraphStore holds
-documents, chunks (as graph nodes), entities, aliases, mentions and relations.
+ChunkIndex holds chunk text, metadata, dense vectors and BM25 terms. A graph store holds
+documents, chunks (as graph nodes), entities, aliases, mentions and relations; its methods
+come in roles, each a protocol typed where it is used:
+
+========================  ==============================================  =========================
+role                      used by                                         contract suite
+========================  ==============================================  =========================
+``GraphReader``           retrieval, the entity routes, alias views       test_graph_store_contract
+``GraphWriter``           the ingestion job                               test_graph_store_contract
+``GraphExport``           ``kgrag transfer``                              test_graph_store_contract
+``AliasAdmin``            ``kgrag.aliases`` (mechanics; policy is there)  test_alias_contract
+``AuditLog``              ``kgrag.aliases``                               test_alias_contract
+========================  ==============================================  =========================
+
+``GraphStore`` is their union (what the factory builds); ``AliasGraph`` is what
+``kgrag.aliases`` works on (reading, administering, auditing, curating).
 
 Write protocol for one document (what makes a crash mid-ingest converge on re-run): the
 ingestion job first removes the document from both stores, then writes its chunks to the
-ChunkIndex, then calls ``GraphStore.write_document`` which writes the Document node, with its
+ChunkIndex, then calls ``GraphWriter.write_document`` which writes the Document node, with its
 hash, last and atomically. A document whose hash is not in the graph is therefore always
 re-processed from scratch.
 """
@@ -20,6 +34,7 @@ from typing import Any, NamedTuple, Protocol, runtime_checkable
 import numpy as np
 
 from kgrag.errors import StoreError
+from kgrag.stores.filters import SearchFilter
 from kgrag.types import Chunk, Document, Entity, GraphPath, Mention, Relation, ScoredId
 
 
@@ -36,14 +51,16 @@ class ChunkIndex(Protocol):
         """Chunks by id, in the order asked; unknown ids are left out."""
 
     def search_dense(
-        self, vector: np.ndarray, k: int, filters: dict[str, Any] | None = None
+        self, vector: np.ndarray, k: int, filters: SearchFilter | None = None
     ) -> list[ScoredId]:
-        """Searchable chunks by cosine similarity to ``vector`` (normalized), best first."""
+        """Searchable chunks by cosine similarity to ``vector`` (normalized), best first, those
+        ``filters.matches`` keeps (``kgrag.stores.filters``)."""
 
     def search_bm25(
-        self, query: str, k: int, filters: dict[str, Any] | None = None
+        self, query: str, k: int, filters: SearchFilter | None = None
     ) -> list[ScoredId]:
-        """Searchable chunks by BM25 over analyzed text+title+section (``kgrag.text.analyze``)."""
+        """Searchable chunks by BM25 over analyzed text+title+section (``kgrag.text.analyze``),
+        those ``filters.matches`` keeps."""
 
     def document_ids(self) -> set[str]:
         ...
@@ -74,10 +91,6 @@ def check_vectors(where: str, vectors: np.ndarray | None, searchable: int) -> np
     return np.ascontiguousarray(matrix)
 
 
-# Filters understood by both search methods: {"doc_id": str | list[str], "source": str,
-# "section_path_prefix": str}. Unknown filter keys raise StoreError.
-FILTER_KEYS = frozenset({"doc_id", "source", "section_path_prefix"})
-
 
 class DocumentContent(NamedTuple):
     """Everything a graph store holds for one document, in the form ``write_document`` takes:
@@ -104,8 +117,46 @@ class AuditEntry:
 
 
 @runtime_checkable
-class GraphStore(Protocol):
-    # -- documents -------------------------------------------------------------------------
+class GraphReader(Protocol):
+    """What answering reads: entities, aliases, mentions and the entity graph."""
+
+    def get_entity(self, key: str) -> Entity | None:
+        ...
+
+    def alias_table(self) -> dict[str, list[str]]:
+        """normalized alias → entity keys claiming it (more than one = ambiguous). Includes each
+        entity's own normalized name."""
+
+    def lookup_aliases(self, normalized: Iterable[str]) -> dict[str, list[str]]:
+        """Like ``alias_table`` restricted to the given normalized aliases."""
+
+    def find_entities(self, query: str, limit: int = 20) -> list[Entity]:
+        """Entities whose name or an alias contains the (normalized) query, best first."""
+
+    def mentions_of(self, keys: Sequence[str]) -> dict[str, list[tuple[str, int]]]:
+        """entity key → [(chunk id, count)] of the chunks that mention it."""
+
+    def entity_chunk_counts(self, keys: Sequence[str]) -> dict[str, int]:
+        """entity key → number of chunks mentioning it (specificity: fewer is more specific)."""
+
+    def neighbors(
+        self, keys: Sequence[str], hops: int, limit: int = 200
+    ) -> dict[str, GraphPath]:
+        """Entities reachable from ``keys`` within ``hops`` RELATED edges → the best path
+        (fewest hops, then highest edge weight). Start keys map to zero-hop paths."""
+
+    def relation_weight(self, a: str, b: str) -> float:
+        """Summed weight of the relations between a and b (either direction), 0 when none."""
+
+    def chunk_entities(self, chunk_ids: Sequence[str]) -> dict[str, list[str]]:
+        """chunk id → entity keys mentioned in it."""
+
+
+@runtime_checkable
+class GraphWriter(Protocol):
+    """What the ingestion job writes: documents with their content, glossary entities, and
+    the counts it reports."""
+
     def get_document(self, doc_id: str) -> Document | None:
         """The stored document (id, source, title, hash, format, metadata; no text)."""
 
@@ -132,44 +183,18 @@ class GraphStore(Protocol):
         """Remove the document, its chunks, its mentions, the relation evidence only it gave, and
         non-curated entities left with no mention. False when the document was unknown."""
 
-    # -- entities and aliases --------------------------------------------------------------
     def upsert_entities(self, entities: Sequence[Entity]) -> None:
         """Create or merge entities (aliases added, no duplicates); marks them curated when the
         given entity is curated. Used by glossaries and the alias admin."""
 
-    def get_entity(self, key: str) -> Entity | None:
-        ...
+    def stats(self) -> dict[str, int]:
+        """Counts: documents, chunks, entities, aliases, mentions, relations (distinct edges)."""
 
-    def alias_table(self) -> dict[str, list[str]]:
-        """normalized alias → entity keys claiming it (more than one = ambiguous). Includes each
-        entity's own normalized name."""
 
-    def lookup_aliases(self, normalized: Iterable[str]) -> dict[str, list[str]]:
-        """Like ``alias_table`` restricted to the given normalized aliases."""
+@runtime_checkable
+class GraphExport(Protocol):
+    """What ``kgrag transfer`` reads to copy a graph into another store."""
 
-    def find_entities(self, query: str, limit: int = 20) -> list[Entity]:
-        """Entities whose name or an alias contains the (normalized) query, best first."""
-
-    # -- traversal -------------------------------------------------------------------------
-    def mentions_of(self, keys: Sequence[str]) -> dict[str, list[tuple[str, int]]]:
-        """entity key → [(chunk id, count)] of the chunks that mention it."""
-
-    def entity_chunk_counts(self, keys: Sequence[str]) -> dict[str, int]:
-        """entity key → number of chunks mentioning it (specificity: fewer is more specific)."""
-
-    def neighbors(
-        self, keys: Sequence[str], hops: int, limit: int = 200
-    ) -> dict[str, GraphPath]:
-        """Entities reachable from ``keys`` within ``hops`` RELATED edges → the best path
-        (fewest hops, then highest edge weight). Start keys map to zero-hop paths."""
-
-    def relation_weight(self, a: str, b: str) -> float:
-        """Summed weight of the relations between a and b (either direction), 0 when none."""
-
-    def chunk_entities(self, chunk_ids: Sequence[str]) -> dict[str, list[str]]:
-        """chunk id → entity keys mentioned in it."""
-
-    # -- export (transfer between stores) --------------------------------------------------
     def export_document(self, doc_id: str) -> DocumentContent | None:
         """The document with its chunks, mentions, relation evidence (one per evidencing chunk,
         with its weight) and every entity these reference (all aliases, curated flag); None
@@ -179,7 +204,11 @@ class GraphStore(Protocol):
         """Every curated entity with its aliases (glossary entries survive without mentions, so
         no document export carries them)."""
 
-    # -- alias administration (mechanics only; policy lives in kgrag.aliases) ---------------
+
+@runtime_checkable
+class AliasAdmin(Protocol):
+    """Alias administration, mechanics only (policy lives in ``kgrag.aliases``)."""
+
     def list_entities(self, limit: int | None = None, offset: int = 0) -> list[Entity]:
         """Entities with every alias, ordered by key; ``limit`` None: all of them."""
 
@@ -221,15 +250,34 @@ class GraphStore(Protocol):
         relations of chunks the graph does not hold are skipped; unknown entities raise
         StoreError. Returns how many mentions were written or raised."""
 
+
+@runtime_checkable
+class AuditLog(Protocol):
+    """The audit log kept in the graph store."""
+
     def record_audit(self, entry: AuditEntry) -> None:
         """Append one entry to the audit log kept in the graph store."""
 
     def audit_log(self, limit: int = 100) -> list[AuditEntry]:
         """The newest ``limit`` audit entries, newest first."""
 
-    # -- bookkeeping -----------------------------------------------------------------------
-    def stats(self) -> dict[str, int]:
-        """Counts: documents, chunks, entities, aliases, mentions, relations (distinct edges)."""
+
+@runtime_checkable
+class GraphStore(GraphReader, GraphWriter, GraphExport, AliasAdmin, AuditLog, Protocol):
+    """Every role of a graph store: what ``kgrag.stores.factory`` builds."""
 
     def close(self) -> None:
         ...
+
+
+@runtime_checkable
+class AliasGraph(GraphReader, AliasAdmin, AuditLog, Protocol):
+    """What ``kgrag.aliases`` works on: it reads the graph, administers aliases, keeps the
+    audit log, and adds or lists curated entities (glossaries)."""
+
+    def upsert_entities(self, entities: Sequence[Entity]) -> None:
+        """As ``GraphWriter.upsert_entities``."""
+
+    def curated_entities(self) -> list[Entity]:
+        """As ``GraphExport.curated_entities``."""
+

@@ -1,39 +1,78 @@
-"""Stores by name: the one place that maps configuration to an implementation."""
+"""Stores by name: the one place that names the store kinds and maps settings to an
+implementation. Configuration validation (``Settings.chunk_store`` / ``graph_store``), the
+transfer command and the builders below all read the kinds from here.
+
+Adapters are imported when built, so this module (and the settings that name its kinds)
+import no engine driver.
+"""
 
 from __future__ import annotations
 
-from kgrag.config import Settings
-from kgrag.stores.base import ChunkIndex, GraphStore
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal, get_args
+
+from kgrag.errors import ConfigError
+
+if TYPE_CHECKING:
+    from kgrag.config import Settings
+    from kgrag.stores.base import ChunkIndex, GraphStore
+
+ChunkStoreKind = Literal["sqlite", "elasticsearch"]
+GraphStoreKind = Literal["sqlite", "neo4j"]
+CHUNK_STORE_KINDS: tuple[str, ...] = get_args(ChunkStoreKind)
+GRAPH_STORE_KINDS: tuple[str, ...] = get_args(GraphStoreKind)
+# The embedded kind (files under the data dir) serves both halves; the others are servers.
+EMBEDDED: Literal["sqlite"] = "sqlite"
+CHUNK_INDEX_FILE = "chunks.sqlite"
+GRAPH_STORE_FILE = "graph.sqlite"
 
 
 def build_chunk_index(settings: Settings) -> ChunkIndex:
     if settings.chunk_store == "sqlite":
-        from kgrag.stores.sqlite_chunks import SqliteChunkIndex
+        from kgrag.stores.sqlite.chunks import SqliteChunkIndex
 
         settings.data_dir.mkdir(parents=True, exist_ok=True)
-        return SqliteChunkIndex(settings.data_dir / "chunks.sqlite")
+        return SqliteChunkIndex(settings.data_dir / CHUNK_INDEX_FILE)
     if settings.chunk_store == "elasticsearch":
-        from kgrag.stores.es_chunks import ElasticsearchChunkIndex
+        from kgrag.stores.elasticsearch.chunks import ElasticsearchChunkIndex
 
         # The vector size is fixed by the first vectors written (the embedder's dimension).
         return ElasticsearchChunkIndex.from_settings(settings.elasticsearch)
-    raise ValueError(
+    raise ConfigError(
         f"chunk_store {settings.chunk_store!r} is not available in this build "
-        "(supported: sqlite, elasticsearch)"
+        f"(supported: {', '.join(CHUNK_STORE_KINDS)})"
     )
 
 
 def build_graph_store(settings: Settings) -> GraphStore:
     if settings.graph_store == "sqlite":
-        from kgrag.stores.sqlite_graph import SqliteGraphStore
+        from kgrag.stores.sqlite.graph import SqliteGraphStore
 
         settings.data_dir.mkdir(parents=True, exist_ok=True)
-        return SqliteGraphStore(settings.data_dir / "graph.sqlite")
+        return SqliteGraphStore(settings.data_dir / GRAPH_STORE_FILE)
     if settings.graph_store == "neo4j":
-        from kgrag.stores.neo4j_graph import Neo4jGraphStore
+        from kgrag.stores.neo4j.graph import Neo4jGraphStore
 
         return Neo4jGraphStore(settings.neo4j)
-    raise ValueError(
+    raise ConfigError(
         f"graph_store {settings.graph_store!r} is not available in this build "
-        "(supported: sqlite, neo4j)"
+        f"(supported: {', '.join(GRAPH_STORE_KINDS)})"
     )
+
+
+def embedded_file(kind: str, half: Literal["graph", "chunks"], settings: Settings) -> Path | None:
+    """The file an embedded store of this half keeps under the data dir; None for a server."""
+    if kind != EMBEDDED:
+        return None
+    return settings.data_dir / (GRAPH_STORE_FILE if half == "graph" else CHUNK_INDEX_FILE)
+
+
+def store_place(kind: str, settings: Settings) -> tuple:
+    """Where a store of ``kind`` lives under ``settings`` (two equal places are one store)."""
+    if kind == EMBEDDED:
+        return (kind, settings.data_dir.resolve())
+    if kind == "neo4j":
+        return (kind, settings.neo4j.url, settings.neo4j.database)
+    if kind == "elasticsearch":
+        return (kind, settings.elasticsearch.url, settings.elasticsearch.index)
+    raise ConfigError(f"unknown store kind {kind!r}")

@@ -1,1 +1,2 @@
-"""Text utilities shared by ingestion and retrieval: normalization and BM25 analysis."""
+"""BM25 analysis shared by every chunk index and the answer checks (names and their
+normalization live in ``kgrag.lexicon``)."""

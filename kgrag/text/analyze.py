@@ -2,7 +2,8 @@
 
 English: case fold, NFKC, Snowball (Porter2) stemming, stop words dropped. Chinese: jieba
 segmentation (search mode is not used: overlapping sub-words inflate term frequencies), single
-characters kept so short names still match. Mixed text is split into script runs first.
+characters kept so short names still match. Mixed text is split into script runs first (Han
+runs, ``kgrag.lexicon.scripts``).
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from functools import lru_cache
 
 import snowballstemmer
 
-_CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
+from kgrag.lexicon.scripts import han_runs
+
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 
 EN_STOP = frozenset(
@@ -58,16 +60,12 @@ def _stem_cached(word: str) -> str:
     return _stem(word)
 
 
-def has_cjk(text: str) -> bool:
-    return _CJK_RUN.search(text) is not None
-
-
 def analyze(text: str) -> list[str]:
     """Terms for BM25, in order (duplicates kept: term frequency matters)."""
     text = unicodedata.normalize("NFKC", text).casefold()
     out: list[str] = []
     pos = 0
-    for m in _CJK_RUN.finditer(text):
+    for m in han_runs(text):
         _analyze_latin(text[pos : m.start()], out)
         for w in _jieba().cut(m.group(), HMM=True):
             if w not in ZH_STOP:

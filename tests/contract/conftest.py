@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 
 from kgrag.stores.base import ChunkIndex, GraphStore
-from kgrag.stores.es_chunks import ElasticsearchChunkIndex
-from kgrag.stores.sqlite_chunks import SqliteChunkIndex
-from kgrag.stores.sqlite_graph import SqliteGraphStore
+from kgrag.stores.elasticsearch.chunks import ElasticsearchChunkIndex
+from kgrag.stores.sqlite.chunks import SqliteChunkIndex
+from kgrag.stores.sqlite.graph import SqliteGraphStore
 
 # Vector size used by every contract test (small: the contract is about behaviour, not scale).
 DIM = 8

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from kgrag.lexicon.normalize import normalize_alias
 from kgrag.stores.base import GraphStore, StoreError
-from kgrag.text.normalize import normalize_alias
 from kgrag.types import Chunk, Document, Entity, GraphPath, Mention, Relation
 
 CO = "CO_OCCURS"
@@ -313,7 +313,7 @@ def test_injection_looking_strings_survive_relations_traversal_and_delete(graph_
 def test_export_document_round_trips_into_another_store(two_docs, tmp_path):
     """Writing every exported document (and the curated entities) into an empty store gives
     the same graph: counts, aliases, weights, mentions and paths."""
-    from kgrag.stores.sqlite_graph import SqliteGraphStore
+    from kgrag.stores.sqlite.graph import SqliteGraphStore
 
     two_docs.upsert_entities([Entity(key="glossary only", name="Glossary Only", aliases=["GO"], curated=True)])
     exported = two_docs.export_document("A")

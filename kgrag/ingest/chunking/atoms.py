@@ -22,6 +22,7 @@ from kgrag.ingest.chunking.structure import (
     Region,
     RegionKind,
 )
+from kgrag.lexicon.scripts import is_char_breakable
 
 Count = Callable[[str], int]
 
@@ -36,7 +37,6 @@ _SENTENCE_END = re.compile(
 _CLAUSE_END = re.compile(r"[，、：]|[,:][ \t]+")
 _SPACES = re.compile(r"[ \t]+")
 _BLANK = re.compile(r"\s*")
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]")
 
 
 @dataclass
@@ -143,7 +143,8 @@ def refine(text: str, atom: Atom, limit: int, count: Count, levels: Levels | Non
     levels = _finer(atom.kind) if levels is None else levels
     pattern, strength = levels[0]
     if pattern is None:
-        pieces, position, protect = [], atom.start, atom.protect
+        pieces: list[Atom] = []
+        position, protect = atom.start, atom.protect
         while position < atom.end:
             cut = _hard_cut(position, atom.end, protect, limit, count, text)
             if _BLANK.fullmatch(text, cut, atom.end):
@@ -159,10 +160,6 @@ def refine(text: str, atom: Atom, limit: int, count: Count, levels: Levels | Non
         for piece in _split(text, atom, found)
         for finer in refine(text, piece, limit, count, levels[1:])
     ]
-
-
-def is_cjk(char: str) -> bool:
-    return bool(_CJK.match(char))
 
 
 def tail_start(text: str, atom: Atom, budget: int, count: Count) -> int | None:
@@ -184,6 +181,6 @@ def tail_start(text: str, atom: Atom, budget: int, count: Count) -> int | None:
         position = end - 1
         while position > lo and count(text[position - 1 : end]) <= budget:
             position -= 1
-    if lo <= position < end and is_cjk(text[position]) and is_cjk(text[position - 1]):
+    if lo <= position < end and is_char_breakable(text[position]) and is_char_breakable(text[position - 1]):
         return position
     return None

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from markdown_it import MarkdownIt
+from markdown_it.token import Token
 
 
 @dataclass(frozen=True)
@@ -36,7 +37,7 @@ def _parser() -> MarkdownIt:
 _NEWLINE = re.compile(r"\n")
 
 
-def _inline_text(token) -> str:
+def _inline_text(token: Token) -> str:
     parts = []
     for child in token.children or []:
         if child.type in ("text", "code_inline"):

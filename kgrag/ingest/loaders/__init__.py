@@ -53,7 +53,10 @@ def load(path: Path) -> list[Document]:
         supported = ", ".join(sorted(SUPPORTED_SUFFIXES))
         what = f"'{suffix}'" if suffix else "(no extension)"
         raise LoadError(path, f"unsupported file type {what} (supported: {supported})")
-    return loader(path)
+    try:
+        return loader(path)
+    except RecursionError:  # a parser library's recursive walk over hostile nesting
+        raise LoadError(path, "the file is nested too deeply to read") from None
 
 
 def _hidden(name: str) -> bool:
@@ -61,7 +64,7 @@ def _hidden(name: str) -> bool:
 
 
 def _walk(directory: Path) -> list[Path]:
-    found = []
+    found: list[Path] = []
     for root, dirs, files in os.walk(directory):
         dirs[:] = [d for d in dirs if not _hidden(d)]  # pruning here stops the descent
         found.extend(Path(root) / f for f in files if not _hidden(f))

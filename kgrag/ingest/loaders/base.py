@@ -7,11 +7,13 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
+from kgrag.errors import InputError
 from kgrag.types import Document
 
 
-class LoadError(Exception):
+class LoadError(InputError):
     """A file that could not be turned into documents; ``str()`` is ``"<path>: <reason>"``."""
 
     def __init__(self, path: str | Path, reason: str) -> None:
@@ -97,7 +99,7 @@ def check_readable(path: Path) -> None:
 
 
 def file_document(
-    path: Path, title: str, text: str, fmt: str, *, hash_extra: tuple[str, ...] = (), **fields
+    path: Path, title: str, text: str, fmt: str, *, hash_extra: tuple[str, ...] = (), **fields: Any
 ) -> Document:
     """One Document for one whole file; refuses a file with no text at all.
 

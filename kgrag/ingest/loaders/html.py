@@ -25,6 +25,9 @@ _BLOCKS = frozenset(
     }
 )
 _HEADINGS = {f"h{n}": n for n in range(1, 7)}
+# Real pages nest a few dozen elements deep; deeper than this is read as plain text, so a
+# hostile page (500 nested <div>s overflowed the recursive walk) costs one get_text().
+MAX_DEPTH = 100
 _SPACES = re.compile(r"\s+")
 _AROUND_NEWLINE = re.compile(r" *\n *")
 
@@ -63,17 +66,20 @@ class _MarkdownWriter:
         if text:
             self.blocks.append(text)
 
-    def walk(self, node: Tag) -> None:
+    def walk(self, node: Tag, depth: int = 0) -> None:
         for child in node.children:
             if isinstance(child, NavigableString):
                 if not isinstance(child, _NOT_TEXT):
                     self.text(_SPACES.sub(" ", str(child)))
             elif isinstance(child, Tag):
-                self.element(child)
+                self.element(child, depth + 1)
 
-    def element(self, tag: Tag) -> None:
+    def element(self, tag: Tag, depth: int) -> None:
         name = tag.name
         if name in _DROPPED:
+            return
+        if depth > MAX_DEPTH:  # bs4's get_text walks iteratively: no recursion limit to hit
+            self.block(_plain(tag))
             return
         if name in _HEADINGS:
             heading = _plain(tag)
@@ -89,7 +95,7 @@ class _MarkdownWriter:
         elif name == "li":
             self.end_block()
             self.text("- ")
-            self.walk(tag)
+            self.walk(tag, depth)
             self.end_block()
         elif name == "table":
             rows = []
@@ -100,10 +106,10 @@ class _MarkdownWriter:
             self.block("\n".join(rows))
         elif name in _BLOCKS:
             self.end_block()
-            self.walk(tag)
+            self.walk(tag, depth)
             self.end_block()
         else:
-            self.walk(tag)
+            self.walk(tag, depth)
 
 
 def html_to_markdown(soup: BeautifulSoup) -> str:

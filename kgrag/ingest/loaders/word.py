@@ -5,14 +5,19 @@ from __future__ import annotations
 import re
 import zipfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kgrag.ingest.loaders.base import LoadError, check_readable, file_document
 from kgrag.types import Document
 
+if TYPE_CHECKING:  # python-docx is imported when a .docx is loaded
+    from docx.table import Table
+    from docx.text.paragraph import Paragraph
+
 _HEADING_STYLE = re.compile(r"^Heading (\d)$")
 
 
-def _paragraph_markdown(paragraph) -> tuple[str, int | None]:
+def _paragraph_markdown(paragraph: Paragraph) -> tuple[str, int | None]:
     """The paragraph as Markdown, and its heading level (None for body text)."""
     text = paragraph.text.strip()
     style = paragraph.style.name if paragraph.style is not None else ""
@@ -27,7 +32,7 @@ def _paragraph_markdown(paragraph) -> tuple[str, int | None]:
     return text, None
 
 
-def _table_rows(table) -> str:
+def _table_rows(table: Table) -> str:
     rows = []
     for row in table.rows:
         cells: list[str] = []

@@ -27,13 +27,21 @@ from kgrag.aliases.suggest import suggest_duplicates
 from kgrag.aliases.views import ambiguous_aliases, list_entities, show
 from kgrag.server.auth import require_admin
 from kgrag.server.errors import ApiError
+from kgrag.server.params import (
+    AliasListParams,
+    AuditParams,
+    ExportParams,
+    ImportParams,
+    ShowParams,
+    SuggestParams,
+    query_params,
+)
 from kgrag.server.routes.documents import INGEST_LOCK
 from kgrag.server.schemas import json_body
 from kgrag.stores.base import StoreError
 
 bp = Blueprint("aliases", __name__)
 _STATUS = {"unknown_entity": 404, "ambiguous": 409, "conflict": 409, "invalid": 400}
-MAX_LIST = 1000
 Name = Field(min_length=1, max_length=200)
 
 
@@ -95,65 +103,52 @@ def _change(operation, created_status: int = 200):
     return jsonify(change.to_dict()), (created_status if change.changed else 200)
 
 
-def _int_arg(name: str, default: int, low: int, high: int) -> int:
-    raw = request.args.get(name)
-    try:
-        value = default if raw is None else int(raw)
-    except ValueError:
-        raise ApiError(400, "invalid_request", f"{name} must be an integer, got {raw!r}") from None
-    if not low <= value <= high:
-        raise ApiError(400, "invalid_request", f"{name} must be between {low} and {high}")
-    return value
-
-
-def _flag(name: str) -> bool:
-    return request.args.get(name, "").lower() in ("1", "true", "yes")
-
-
 # -- reads ---------------------------------------------------------------------------------
 @bp.get("/v1/entities/_aliases")
 @require_admin
 def list_aliases():
+    params = query_params(AliasListParams)
     service = _service()
-    if _flag("ambiguous"):
+    if params.ambiguous:
         return jsonify({"ambiguous": _run(lambda: ambiguous_aliases(service))})
-    limit, offset = _int_arg("limit", 100, 1, MAX_LIST), _int_arg("offset", 0, 0, 10**9)
-    entity = request.args.get("entity")
-    return jsonify(_run(lambda: list_entities(service, entity=entity, every=_flag("all"), limit=limit, offset=offset)))
+    return jsonify(_run(lambda: list_entities(service, entity=params.entity, every=params.all,
+                                              limit=params.limit, offset=params.offset)))
 
 
 @bp.get("/v1/entities/_show")
 @require_admin
 def show_entity():
-    name = request.args.get("name", "")
+    params = query_params(ShowParams)
     service = _service()
-    return jsonify(_run(lambda: show(service, name, neighbours=_int_arg("neighbours", 10, 1, 100))))
+    return jsonify(_run(lambda: show(service, params.name, neighbours=params.neighbours)))
 
 
 @bp.get("/v1/entities/_suggest")
 @require_admin
 def suggest():
+    params = query_params(SuggestParams)
     components = current_app.config["KGRAG_COMPONENTS"]
-    embedder = components.embedder if request.args.get("embeddings", "true").lower() not in ("0", "false", "no") else None
-    found = suggest_duplicates(components.graph, embedder=embedder, limit=_int_arg("limit", 30, 1, 500),
-                               max_entities=_int_arg("max_entities", 2000, 2, 20000))
+    embedder = components.embedder if params.embeddings else None
+    found = suggest_duplicates(components.graph, embedder=embedder, limit=params.limit,
+                               max_entities=params.max_entities)
     return jsonify({"suggestions": [s.to_dict() for s in found]})
 
 
 @bp.get("/v1/entities/_audit")
 @require_admin
 def audit():
-    entries = _service().audit(_int_arg("limit", 50, 1, MAX_LIST))
+    entries = _service().audit(query_params(AuditParams).limit)
     return jsonify({"entries": [e.__dict__ for e in entries]})
 
 
 @bp.get("/v1/entities/_export")
 @require_admin
 def export():
+    every = query_params(ExportParams).all
     service = _service()
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "glossary.csv"
-        _run(lambda: export_glossary(service, path, every=_flag("all")))
+        _run(lambda: export_glossary(service, path, every=every))
         body = path.read_text(encoding="utf-8")
     return Response(body, mimetype="text/csv", headers={"Content-Disposition": "attachment; filename=glossary.csv"})
 
@@ -213,6 +208,7 @@ def merge():
 def import_csv():
     """A CSV glossary as the body (Content-Type text/csv) or as an uploaded file named ``file``
     (.csv, .yaml, .txt). ``?force=true`` lets aliases equal to curated names be shared."""
+    force = query_params(ImportParams).force
     upload = request.files.get("file")
     if upload is not None:
         suffix = Path(upload.filename or "glossary.csv").suffix.lower() or ".csv"
@@ -227,4 +223,4 @@ def import_csv():
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / f"glossary{suffix}"
         path.write_bytes(data)
-        return _change(lambda: import_glossary(service, path, force=_flag("force"), label=label), created_status=201)
+        return _change(lambda: import_glossary(service, path, force=force, label=label), created_status=201)

@@ -2,21 +2,25 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 import threading
+import unicodedata
+import uuid
 from pathlib import Path
 
 from flask import Blueprint, current_app, jsonify, request
-from werkzeug.utils import secure_filename
 
 from kgrag.ingest.loaders import SUPPORTED_SUFFIXES, LoadError, load
 from kgrag.ingest.loaders.base import content_hash, document_id
 from kgrag.server.auth import require_admin
-from kgrag.server.errors import ApiError
+from kgrag.server.errors import ApiError, redact_paths
 from kgrag.server.schemas import DocumentsRequest, json_body
 from kgrag.types import Document
 
 bp = Blueprint("documents", __name__)
 INGEST_LOCK = threading.Lock()
+MAX_NAME_BYTES = 200
 
 
 def _components():
@@ -39,23 +43,30 @@ def list_documents():
 @bp.post("/v1/documents")
 @require_admin
 def add_documents():
-    if request.files:
-        docs, failed = _uploaded_documents()
-    else:
-        req = DocumentsRequest.model_validate(json_body())
-        docs = [
-            Document(id=d.id, source=d.source or d.id, title=d.title, text=d.text,
-                     hash=content_hash(d.title, d.text, d.format), format=d.format, metadata=d.metadata)
-            for d in req.documents
-        ]
-        failed = []
-    if not docs and failed:
-        raise ApiError(400, "no_documents", "; ".join(f"{f['path']}: {f['reason']}" for f in failed))
-    with INGEST_LOCK:
-        report = _components().ingest_job().run_documents(docs)
-        _components().retriever.linker.invalidate()
+    uploads = _Uploads.start() if request.files else None
+    try:
+        if uploads is not None:
+            docs, failed = uploads.load_all(request.files.getlist("file") + request.files.getlist("files"))
+        else:
+            req = DocumentsRequest.model_validate(json_body())
+            docs = [
+                Document(id=d.id, source=d.source or d.id, title=d.title, text=d.text,
+                         hash=content_hash(d.title, d.text, d.format), format=d.format, metadata=d.metadata)
+                for d in req.documents
+            ]
+            failed = []
+        if not docs and failed:
+            raise ApiError(400, "no_documents", "; ".join(f"{f['path']}: {f['reason']}" for f in failed))
+        with INGEST_LOCK:
+            report = _components().ingest_job().run_documents(docs)
+            _components().retriever.linker.invalidate()
+            if uploads is not None:  # under the lock: two uploads of one name keep the later file
+                uploads.keep({f.path for f in report.failed})
+    finally:
+        if uploads is not None:
+            uploads.discard()
     body = report.to_dict()
-    body["failed"] = failed + body.get("failed", [])
+    body["failed"] = failed + [{**f, "reason": redact_paths(f["reason"])} for f in body.get("failed", [])]
     status = 201 if (report.new or report.changed) else 200
     return jsonify(body), status
 
@@ -71,32 +82,76 @@ def delete_document(doc_id: str):
     return jsonify({"deleted": doc_id})
 
 
-def _uploaded_documents() -> tuple[list[Document], list[dict]]:
-    """Uploads are kept under <data_dir>/uploads (the knowledge base's own copy) and loaded by
-    the same loaders as ``kgrag ingest``; a file's document id is ``uploads/<filename>``."""
-    folder = Path(current_app.config["KGRAG_SETTINGS"].data_dir) / "uploads"
-    folder.mkdir(parents=True, exist_ok=True)
-    docs: list[Document] = []
-    failed: list[dict] = []
-    for storage in request.files.getlist("file") + request.files.getlist("files"):
-        name = secure_filename(storage.filename or "")
-        if not name:
-            failed.append({"path": storage.filename or "", "reason": "file name missing or unusable"})
-            continue
-        if Path(name).suffix.lower() not in SUPPORTED_SUFFIXES:
-            failed.append({"path": name, "reason": f"unsupported file type {Path(name).suffix!r}"})
-            continue
-        path = folder / name
+def upload_name(given: str) -> str | None:
+    """The name an upload is stored and known by: the client's file name in any script (NFC),
+    its last path component only (``../x.md``, ``team a/notes.md`` and ``C:\\docs\\x.md`` keep
+    ``x.md`` / ``notes.md``), without control or format characters or leading dots. None when
+    nothing usable is left. (werkzeug's ``secure_filename`` keeps ASCII only: ``中文.md``
+    became ``md`` and was refused as "unsupported file type ''".)"""
+    name = unicodedata.normalize("NFC", given).replace("\\", "/").rsplit("/", 1)[-1]
+    name = "".join(ch for ch in name if unicodedata.category(ch)[0] != "C").strip().lstrip(".").strip()
+    if len(name.encode()) > MAX_NAME_BYTES:  # file systems allow 255 bytes; keep the suffix
+        suffix = Path(name).suffix[:16]
+        name = name.encode()[: MAX_NAME_BYTES - len(suffix.encode())].decode(errors="ignore") + suffix
+    return name if Path(name).stem else None
+
+
+class _Uploads:
+    """One request's uploads, staged under ``uploads/.incoming/<random>/<name>`` (loaders see
+    the real file name) and moved into ``uploads/<name>`` only once ingested: a file that fails
+    to load or ingest never replaces the knowledge base's copy, and leaves nothing behind.
+    A file's document id is ``uploads/<name>``; two files of one request with the same name
+    are refused, not silently merged (uploading the same name again later is an update)."""
+
+    def __init__(self, folder: Path, staging: Path) -> None:
+        self.folder, self.staging = folder, staging
+        self.names: list[str] = []
+
+    @classmethod
+    def start(cls) -> _Uploads:
+        folder = Path(current_app.config["KGRAG_SETTINGS"].data_dir) / "uploads"
+        staging = folder / ".incoming" / uuid.uuid4().hex
+        staging.mkdir(parents=True)
+        return cls(folder, staging)
+
+    def load_all(self, files) -> tuple[list[Document], list[dict]]:
+        docs: list[Document] = []
+        failed: list[dict] = []
+        for storage in files:
+            name = upload_name(storage.filename or "")
+            if name is None:
+                failed.append({"path": storage.filename or "", "reason": "file name missing or unusable"})
+            elif Path(name).suffix.lower() not in SUPPORTED_SUFFIXES:
+                failed.append({"path": name, "reason": f"unsupported file type {Path(name).suffix!r}"})
+            elif name in self.names:
+                failed.append({"path": storage.filename, "reason": f"another file of this upload is also stored "
+                                                                   f"as {name!r}: rename one"})
+            else:
+                docs += self._load(storage, name, failed)
+        if not docs and not failed:
+            raise ApiError(400, "no_documents", "multipart upload has no 'file' parts")
+        return docs, failed
+
+    def _load(self, storage, name: str, failed: list[dict]) -> list[Document]:
+        path = self.staging / name
         storage.save(path)
+        self.names.append(name)
         try:
             loaded = load(path)
         except LoadError as exc:
-            failed.append({"path": name, "reason": exc.reason})
-            continue
+            failed.append({"path": name, "reason": redact_paths(exc.reason)})
+            return []
         for doc in loaded:
             if doc.id == document_id(path):  # a whole-file document: name it by its upload
-                doc.id = doc.source = f"uploads/{name}"
-            docs.append(doc)
-    if not docs and not failed:
-        raise ApiError(400, "no_documents", "multipart upload has no 'file' parts")
-    return docs, failed
+                doc.id = f"uploads/{name}"
+            doc.source = f"uploads/{name}"
+        return loaded
+
+    def keep(self, failed_sources: set[str]) -> None:
+        """Move the uploads whose documents were all ingested into place."""
+        for name in self.names:
+            if f"uploads/{name}" not in failed_sources and (self.staging / name).exists():
+                os.replace(self.staging / name, self.folder / name)
+
+    def discard(self) -> None:
+        shutil.rmtree(self.staging, ignore_errors=True)

@@ -1,41 +1,30 @@
 """GET /v1/entities?q= (search by name or alias) and GET /v1/entities/<key> (aliases,
-neighbours, the chunks that mention it)."""
+neighbours within 1–2 hops with edge weights, the chunks that mention it): what the web page's
+graph explorer reads. Only the GraphStore and ChunkIndex protocols' public methods are used, so
+the explorer works on every graph store (SQLite + networkx, Neo4j)."""
 
 from __future__ import annotations
 
-from flask import Blueprint, current_app, jsonify, request
+from flask import Blueprint, current_app, jsonify
 
 from kgrag.server.errors import ApiError
+from kgrag.server.params import EntityParams, EntitySearchParams, query_params
 
 bp = Blueprint("entities", __name__)
-MAX_LIMIT = 100
 
 
 def _graph():
     return current_app.config["KGRAG_COMPONENTS"].graph
 
 
-def _int_arg(name: str, default: int, low: int, high: int) -> int:
-    raw = request.args.get(name)
-    if raw is None:
-        return default
-    try:
-        value = int(raw)
-    except ValueError:
-        raise ApiError(400, "invalid_request", f"{name} must be an integer, got {raw!r}") from None
-    if not low <= value <= high:
-        raise ApiError(400, "invalid_request", f"{name} must be between {low} and {high}")
-    return value
-
-
 @bp.get("/v1/entities")
 def search_entities():
-    q = request.args.get("q", "").strip()
+    params = query_params(EntitySearchParams)
+    q = params.q.strip()
     if not q:
-        raise ApiError(400, "invalid_request", "query parameter q is required")
-    limit = _int_arg("limit", 20, 1, MAX_LIMIT)
+        raise ApiError(400, "invalid_request", "q: a name or alias is required")
     graph = _graph()
-    found = graph.find_entities(q, limit)
+    found = graph.find_entities(q, params.limit)
     counts = graph.entity_chunk_counts([e.key for e in found])
     return jsonify({"entities": [
         {"key": e.key, "name": e.name, "type": e.type, "aliases": e.aliases,
@@ -46,28 +35,49 @@ def search_entities():
 
 @bp.get("/v1/entities/<path:key>")
 def get_entity(key: str):
+    """``hops`` (1–2, default 1): how far neighbours reach; ``limit``: neighbours and chunks shown."""
     graph = _graph()
     entity = graph.get_entity(key)
     if entity is None:
         raise ApiError(404, "not_found", f"no entity with key {key!r}")
-    limit = _int_arg("limit", 20, 1, MAX_LIMIT)
-    around = graph.neighbors([key], hops=1, limit=limit + 1)
-    neighbours = []
-    names = {}
-    for other, path in around.items():
-        if other == key:
-            continue
-        names.setdefault(other, graph.get_entity(other))
-        e = names[other]
-        neighbours.append({
-            "key": other, "name": e.name if e else other, "relation": path.edges[0] if path.edges else None,
-            "weight": path.weights[0] if path.weights else None,
-        })
-    neighbours.sort(key=lambda n: (-(n["weight"] or 0), n["key"]))
+    params = query_params(EntityParams)
+    limit, hops = params.limit, params.hops
     mentions = graph.mentions_of([key]).get(key, [])
     return jsonify({
         "key": entity.key, "name": entity.name, "type": entity.type, "aliases": entity.aliases,
-        "curated": entity.curated, "mention_chunks": len(mentions),
-        "neighbours": neighbours,
-        "chunks": [{"chunk_id": cid, "count": count} for cid, count in mentions[:limit]],
+        "curated": entity.curated, "mention_chunks": len(mentions), "hops": hops,
+        "neighbours": _neighbours(graph, key, hops, limit),
+        "chunks": _chunks(mentions[:limit]),
     })
+
+
+def _neighbours(graph, key: str, hops: int, limit: int) -> list[dict]:
+    """Entities within ``hops`` edges, nearest first, then by the weight of the edge reaching
+    them; each with its path from ``key`` (``via``: the entities in between)."""
+    around = graph.neighbors([key], hops=hops, limit=limit + 1)
+    out = []
+    for other, path in around.items():
+        if other == key:
+            continue
+        entity = graph.get_entity(other)
+        out.append({
+            "key": other, "name": entity.name if entity else other, "type": entity.type if entity else None,
+            "hops": path.hops, "via": path.nodes[1:-1],
+            "relation": path.edges[-1] if path.edges else None,
+            "weight": path.weights[-1] if path.weights else None,
+            "weights": list(path.weights),
+        })
+    out.sort(key=lambda n: (n["hops"], -(n["weight"] or 0), n["key"]))
+    return out[:limit]
+
+
+def _chunks(mentions: list[tuple[str, int]]) -> list[dict]:
+    """The mentioning chunks with where they come from and their text (from the chunk index)."""
+    found = {c.id: c for c in current_app.config["KGRAG_COMPONENTS"].chunk_index.get([cid for cid, _ in mentions])}
+    out = []
+    for cid, count in mentions:
+        chunk = found.get(cid)
+        out.append({"chunk_id": cid, "count": count} | ({} if chunk is None else {
+            "doc_id": chunk.doc_id, "title": chunk.title, "source": chunk.source, "page": chunk.page,
+            "section_path": chunk.section_path, "text": chunk.text}))
+    return out

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from flask import Blueprint, current_app, jsonify
 
+from kgrag.server.errors import redact_paths
+
 bp = Blueprint("health", __name__)
 
 
@@ -20,7 +22,7 @@ def readyz():
         graph = components.graph.stats()
         chunks = components.chunk_index.count(searchable_only=True)
     except Exception as exc:  # a store that cannot answer: not ready, say why
-        return jsonify({"status": "unavailable", "reason": f"{type(exc).__name__}: {exc}"}), 503
+        return jsonify({"status": "unavailable", "reason": redact_paths(f"{type(exc).__name__}: {exc}")}), 503
     ready = current_app.config.get("KGRAG_WARM", False)
     body = {"status": "ready" if ready else "starting", "documents": graph.get("documents", 0),
             "chunks": chunks, "entities": graph.get("entities", 0),
@@ -32,3 +34,11 @@ def readyz():
 @bp.get("/")
 def index():
     return current_app.send_static_file("index.html")
+
+
+@bp.get("/favicon.ico")
+def favicon():
+    """Browsers ask for /favicon.ico whatever the page links; answer with the page's icon."""
+    response = current_app.send_static_file("favicon.svg")
+    response.mimetype = "image/svg+xml"
+    return response

@@ -1,35 +1,76 @@
-"""POST /v1/retrieve and POST /v1/query (JSON, or server-sent events with "stream": true)."""
+"""POST /v1/retrieve and POST /v1/query (JSON, or server-sent events with "stream": true).
+
+Every answer carries ``trace_id``: the request id (``X-Request-Id``) under which the request
+log holds its line; feedback on the answer names it."""
 
 from __future__ import annotations
 
 import json
+import threading
 
 from flask import Blueprint, Response, current_app, jsonify, stream_with_context
 
+from kgrag.conversations import ConversationStore
+from kgrag.retrieve.followup import Turn
 from kgrag.retrieve.pipeline import RetrievalError
 from kgrag.retrieve.trace import result_dict
 from kgrag.server.errors import ApiError
-from kgrag.server.schemas import QueryRequest, RetrieveRequest, json_body
+from kgrag.server.request_log import note, request_id
+from kgrag.server.schemas import MAX_ANSWER_CHARS, QueryRequest, RetrieveRequest, json_body
 
 bp = Blueprint("query", __name__)
+_STORE_LOCK = threading.Lock()
+
+
+def conversation_store() -> ConversationStore:
+    """One store per app, opened on first use (in ``<data_dir>/conversations.sqlite``)."""
+    with _STORE_LOCK:
+        store = current_app.config.get("KGRAG_CONVERSATIONS")
+        if store is None:
+            settings = current_app.config["KGRAG_SETTINGS"]
+            store = ConversationStore(settings.data_dir, ttl_s=settings.server.conversation_ttl_s,
+                                      max_turns=settings.server.conversation_max_turns)
+            current_app.config["KGRAG_CONVERSATIONS"] = store
+        return store
+
+
+def _history(req: RetrieveRequest) -> list[Turn]:
+    if req.conversation_id is not None:
+        return conversation_store().turns(req.conversation_id)
+    return req.turns()
+
+
+def _remember(req: RetrieveRequest, answer: str | None, body: dict | None = None) -> None:
+    """Adds this turn to the named conversation (nothing without one)."""
+    if req.conversation_id is None:
+        return
+    kept = None if answer is None else answer[:MAX_ANSWER_CHARS]  # what a sent history may hold
+    conversation_store().append(req.conversation_id, Turn(req.question.strip(), kept))
+    if body is not None:
+        body["conversation_id"] = req.conversation_id
 
 
 def _retrieve(req: RetrieveRequest):
     components = current_app.config["KGRAG_COMPONENTS"]
     try:
         result = components.retriever.retrieve(
-            req.question, top_k=req.top_k, filters=req.filters, modes=req.mode_tuple(), rerank=req.rerank
+            req.question, top_k=req.top_k, filters=req.filters, modes=req.mode_tuple(), rerank=req.rerank,
+            history=_history(req),
         )
     except RetrievalError as exc:
         raise ApiError(400, "invalid_request", str(exc)) from exc
     current_app.config["KGRAG_METRICS"].observe_stages(result.timings_ms)
+    note(stages_ms=result.timings_ms, linked_entities=len(result.query.linked), hits=len(result.hits))
     return result
 
 
 @bp.post("/v1/retrieve")
 def retrieve():
     req = RetrieveRequest.model_validate(json_body())
-    return jsonify(result_dict(_retrieve(req)))
+    body = result_dict(_retrieve(req))
+    body["trace_id"] = request_id()
+    _remember(req, None, body)
+    return jsonify(body)
 
 
 @bp.post("/v1/query")
@@ -38,27 +79,43 @@ def query():
     result = _retrieve(req)
     generator = current_app.config["KGRAG_COMPONENTS"].generator
     metrics = current_app.config["KGRAG_METRICS"]
+    completion = result.query.completion
+    question = completion.for_generation if completion is not None else req.question
     if req.stream:
-        return _sse(req.question, result, generator, metrics)
-    answer = generator.answer(req.question, result.hits, abstain=result.below_threshold,
+        return _sse(req, question, result, generator, metrics)
+    answer = generator.answer(question, result.hits, abstain=result.below_threshold,
                               expansions=result.query.expansions)
-    if answer.abstained:
-        metrics.abstentions.inc()
+    _outcome(metrics, answer.abstained, answer.mode, answer.timings_ms)
     body = answer.response(result)
     body["trace"]["generation"] = {
         "mode": answer.mode, "model": answer.model, "timings_ms": answer.timings_ms,
         "fallback_reason": answer.fallback_reason,
     }
+    body["trace_id"] = request_id()
+    _remember(req, answer.text, body)
     return jsonify(body)
 
 
-def _sse(question, result, generator, metrics) -> Response:
+def _outcome(metrics, abstained: bool, mode: str, timings_ms: dict) -> None:
+    if abstained:
+        metrics.abstentions.inc()
+    note(abstained=abstained, answer_mode=mode, generation_ms=timings_ms)
+
+
+def _sse(req, question, result, generator, metrics) -> Response:
+    trace_id = request_id()
+
     def events():
-        yield _event("retrieval", result_dict(result))
+        retrieval = result_dict(result)
+        retrieval["trace_id"] = trace_id
+        yield _event("retrieval", retrieval)
         for event in generator.stream(question, result.hits, abstain=result.below_threshold,
                                       expansions=result.query.expansions):
-            if event.get("type") == "answer" and event["answer"].get("abstained"):
-                metrics.abstentions.inc()
+            if event.get("type") == "answer":
+                answer = event["answer"]
+                _outcome(metrics, bool(answer.get("abstained")), answer.get("mode", ""), answer.get("timings_ms", {}))
+                answer["trace_id"] = trace_id
+                _remember(req, answer.get("text") or answer.get("answer"), answer)
             yield _event(event.get("type", "message"), event)
 
     headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}

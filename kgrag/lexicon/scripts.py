@@ -1,0 +1,75 @@
+"""Which writing system a character belongs to: the one place kgrag names Unicode ranges.
+
+Every range is written here once; the character classes below are composed from them, each for
+one question a caller asks. They differ on purpose — the answers differ — and sit side by side
+so that the difference is visible (no other module writes a ``\\u`` range):
+
+=====================  ===========================================  ===============================
+class                  ranges                                       question
+=====================  ===========================================  ===============================
+``HAN``                Han ideographs (URO, Ext. A, compatibility)  is this text Chinese? (BM25's
+                                                                    jieba runs, jieba NER, answer
+                                                                    language, t2s conversion)
+``UNSPACED``           kana + Han                                   written without spaces: may a
+                                                                    name start at any character?
+                                                                    (gazetteer units)
+``CHAR_BREAKABLE``     kana + Han + Hangul syllables                may a chunk be cut between any
+                                                                    two characters? (chunker)
+``NO_SPACE_AROUND``    CJK punctuation + Han + full-width forms     is a soft line wrap next to it
+                                                                    dropped? (answer sentences)
+``NER_MASKED``         Han + CJK punctuation + kana +               what must the English NER model
+                       full-width punctuation                       not read? (mixed texts)
+=====================  ===========================================  ===============================
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+# -- ranges (inside a regex character class) -------------------------------------------------
+HAN_RANGES = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"  # Ext. A, URO, compatibility ideographs
+KANA_RANGES = "\u3040-\u30ff"  # hiragana and katakana
+HANGUL_RANGES = "\uac00-\ud7af"  # precomposed syllables
+CJK_PUNCT_RANGES = "\u3000-\u303f"  # ideographic space, 。、「」 …
+FULLWIDTH_FORMS_RANGES = "\uff00-\uffef"  # half-width and full-width forms (ＬＣＡ，！ …)
+FULLWIDTH_PUNCT_RANGES = "\uff01-\uff0f\uff1a-\uff20\uff3b-\uff40\uff5b-\uff65"  # the forms minus letters/digits
+
+# -- classes, by question (see the table above) ----------------------------------------------
+HAN = HAN_RANGES
+UNSPACED = KANA_RANGES + HAN_RANGES
+CHAR_BREAKABLE = KANA_RANGES + HAN_RANGES + HANGUL_RANGES
+NO_SPACE_AROUND = CJK_PUNCT_RANGES + HAN_RANGES + FULLWIDTH_FORMS_RANGES
+NER_MASKED = HAN_RANGES + CJK_PUNCT_RANGES + KANA_RANGES + FULLWIDTH_PUNCT_RANGES
+
+HAN_RUN = re.compile(f"[{HAN}]+")
+NER_MASKED_RUN = re.compile(f"[{NER_MASKED}]+")
+_HAN_CHAR = re.compile(f"[{HAN}]")
+_CHAR_BREAKABLE = re.compile(f"[{CHAR_BREAKABLE}]")
+_NO_SPACE_AROUND = re.compile(f"[{NO_SPACE_AROUND}]")
+_LATIN_CAPITAL = re.compile(r"[A-Z]")
+
+
+def has_han(text: str) -> bool:
+    """Whether ``text`` contains a Han character (is written, at least in part, in Chinese)."""
+    return _HAN_CHAR.search(text) is not None
+
+
+def han_runs(text: str) -> Iterator[re.Match[str]]:
+    """Maximal runs of Han characters in ``text``, in order."""
+    return HAN_RUN.finditer(text)
+
+
+def is_char_breakable(char: str) -> bool:
+    """Whether text may be cut next to ``char`` without splitting a word: kana, Han, Hangul."""
+    return _CHAR_BREAKABLE.match(char) is not None
+
+
+def is_no_space_char(char: str) -> bool:
+    """Han, CJK and full-width punctuation: no space is written next to them."""
+    return bool(char) and _NO_SPACE_AROUND.match(char) is not None
+
+
+def has_latin_capital(text: str) -> bool:
+    """Whether ``text`` has an ASCII capital letter (an English name needs one)."""
+    return _LATIN_CAPITAL.search(text) is not None

@@ -1,0 +1,54 @@
+"""What the rest of kgrag may rely on from a model: one Protocol per kind.
+
+Every implementation satisfies its protocol completely (``tests/test_model_protocols.py`` checks
+the shipped ones), so callers read these fields directly instead of guessing with ``getattr``.
+This module imports no model library: typing a parameter as ``Embedder`` costs nothing.
+Each model module's error (``EmbedderError``, ``RerankerError``, ``NerError``) is a
+``kgrag.errors.ModelError``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    import numpy as np
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """A dense text embedder, loaded once per process; calls are thread-safe."""
+
+    name: str  # what the configuration called it ("minilm", "e5", a model path)
+    dim: int  # vector dimension
+    # False for an English-only model: retrieval does not let it vote on questions written in
+    # other scripts (MiniLM ranks Chinese passages near randomly: CMRC R@1 5%).
+    multilingual: bool
+    max_tokens: int  # longest input (in count_tokens units) embedded without truncation or windows
+    batch_size: int  # texts per model call
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        """float32 (n, dim), L2-normalized rows, in input order."""
+        ...
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        """Like ``embed_passages`` for search queries (models with roles embed them differently)."""
+        ...
+
+    def count_tokens(self, text: str) -> int:
+        """Content tokens of ``text`` in the model's tokenizer (no special tokens, no prefix)."""
+        ...
+
+
+@runtime_checkable
+class Reranker(Protocol):
+    """A cross-encoder scoring (question, passage) pairs, loaded once; calls are thread-safe."""
+
+    name: str  # shown in the query trace: "<loader>:<configured path>"
+    batch_size: int  # pairs per forward pass
+
+    def score(self, query: str, texts: Sequence[str]) -> list[float]:
+        """One score per text, in input order; higher = more relevant to ``query``. Raw logits
+        unless built with ``normalize=True``: comparable only within one model."""
+        ...

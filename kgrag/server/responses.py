@@ -1,0 +1,283 @@
+"""Response bodies of the HTTP API as pydantic models: the OpenAPI document's response schemas
+are generated from these (``kgrag/server/openapi.py``), and the schemathesis run checks that
+every response the server sends matches them.
+
+The routes build their JSON from the pipeline's own ``to_dict``/``result_dict`` shapes; these
+models describe those shapes (extra keys are allowed, so adding a field never breaks a client).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Open(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+# -- errors ----------------------------------------------------------------------------------
+class ErrorDetail(_Open):
+    code: str = Field(description="machine-readable, e.g. invalid_request, not_found, unauthorized")
+    message: str = Field(description="what is wrong, naming the field or value")
+    request_id: str = Field(description="the request's X-Request-Id: its line in the server log")
+
+
+class ErrorBody(_Open):
+    error: ErrorDetail
+
+
+# -- retrieval -------------------------------------------------------------------------------
+class PathRank(_Open):
+    rank: int
+    score: float
+
+
+class GraphPathOut(_Open):
+    nodes: list[str] = Field(description="entity keys walked, from a linked entity to one the chunk mentions")
+    edges: list[str]
+    weights: list[float]
+    hops: int
+
+
+class HitTrace(_Open):
+    paths: dict[str, PathRank] = Field(description="per retrieval path that found the chunk: its rank and score")
+    fused_rank: int
+    fused_score: float
+    rerank_rank: int | None
+    rerank_score: float | None
+    graph_paths: list[GraphPathOut]
+
+
+class ParentChunk(_Open):
+    chunk_id: str
+    text: str
+
+
+class HitOut(_Open):
+    chunk_id: str
+    doc_id: str
+    source: str
+    title: str
+    page: int | None
+    section_path: str
+    start: int
+    end: int
+    score: float
+    text: str
+    snippet: str
+    parent: ParentChunk | None = None
+    trace: HitTrace
+
+
+class LinkedEntityOut(_Open):
+    surface: str
+    key: str
+    name: str
+    method: str
+    score: float
+    candidates: list[str] = Field(description="all entities an ambiguous alias names (empty when it names one)")
+
+
+class GenerationTrace(_Open):
+    mode: str
+    model: str | None
+    timings_ms: dict[str, float]
+    fallback_reason: str | None
+
+
+class ConversationTrace(_Open):
+    followup: bool = Field(description="whether the question was completed from the history")
+    reason: str
+    original_question: str
+    completed_question: str = Field(description="the text every retrieval path searched with")
+    carried_from: list[str] = Field(description="the earlier questions carried into the search")
+    own_terms: list[str]
+    carried_entities: list[str] = Field(description="entities linked from the carried questions")
+    method: Literal["rule", "llm"] = Field(description="who completed a follow-up: the LLM-free rule or the LLM")
+    fallback_reason: str | None = Field(description="why the LLM's rewrite was not used (null: not tried or used)")
+
+
+class TraceOut(_Open):
+    modes: list[str]
+    linked_entities: list[LinkedEntityOut]
+    expansions: list[str] = Field(description="other names of linked entities added to the BM25 query")
+    feedback_entities: list[str]
+    skipped_paths: dict[str, str] = Field(description="path -> why it was left out")
+    reranker: str | None
+    below_threshold: bool
+    timings_ms: dict[str, float]
+    conversation: ConversationTrace | None = Field(None, description="null when no history was sent")
+    generation: GenerationTrace | None = None
+
+
+class RetrieveResponse(_Open):
+    hits: list[HitOut]
+    trace: TraceOut
+    trace_id: str = Field(description="the request id (X-Request-Id) under which this request was logged")
+    conversation_id: str | None = Field(None, description="the conversation this turn was added to, when one was named")
+
+
+class CitationOut(_Open):
+    n: int = Field(description="the [n] used in the answer text")
+    chunk_id: str
+    doc_id: str
+    source: str
+    title: str
+    page: int | None
+    section_path: str
+    snippet: str
+    highlights: list[list[int]] = Field(description="[start, end) spans of the cited sentences in the chunk's text")
+
+
+class QueryResponse(_Open):
+    answer: str
+    conversation_id: str | None = Field(None, description="the conversation this turn was added to, when one was named")
+    citations: list[CitationOut]
+    abstained: bool
+    mode: Literal["llm", "extractive", "abstain"]
+    model: str | None
+    invalid_citations: list[str]
+    unsupported_sentences: list[str]
+    fallback_reason: str | None
+    timings_ms: dict[str, float]
+    hits: list[HitOut]
+    trace: TraceOut
+    trace_id: str
+
+
+# -- entities (graph explorer) ---------------------------------------------------------------
+class EntitySummary(_Open):
+    key: str
+    name: str
+    type: str
+    aliases: list[str]
+    curated: bool
+    chunks: int
+
+
+class EntitySearchResponse(_Open):
+    entities: list[EntitySummary]
+
+
+class NeighbourOut(_Open):
+    key: str
+    name: str
+    type: str | None
+    hops: int
+    via: list[str] = Field(description="entities between this one and the neighbour")
+    relation: str | None
+    weight: float | None = Field(description="weight of the edge reaching the neighbour")
+    weights: list[float]
+
+
+class MentioningChunk(_Open):
+    chunk_id: str
+    count: int
+    doc_id: str | None = None
+    title: str | None = None
+    source: str | None = None
+    page: int | None = None
+    section_path: str | None = None
+    text: str | None = None
+
+
+class EntityDetail(_Open):
+    key: str
+    name: str
+    type: str
+    aliases: list[str]
+    curated: bool
+    mention_chunks: int
+    hops: int
+    neighbours: list[NeighbourOut]
+    chunks: list[MentioningChunk]
+
+
+# -- documents -------------------------------------------------------------------------------
+class DocumentOut(_Open):
+    id: str
+    source: str
+    title: str
+    hash: str
+    format: str
+
+
+class DocumentList(_Open):
+    documents: list[DocumentOut]
+    count: int
+
+
+class FailedFile(_Open):
+    path: str
+    reason: str
+
+
+class IngestCounts(_Open):
+    new: int
+    changed: int
+    unchanged: int
+    failed: int
+
+
+class IngestResponse(_Open):
+    documents: IngestCounts
+    new: list[str]
+    changed: list[str]
+    unchanged: int
+    failed: list[FailedFile]
+    chunks_written: int
+    chunks_per_second: float
+    seconds: dict[str, float]
+    wall_seconds: float
+    totals: dict[str, int]
+
+
+class Deleted(_Open):
+    deleted: str
+
+
+# -- health ----------------------------------------------------------------------------------
+class Health(_Open):
+    status: Literal["ok"]
+
+
+class Readiness(_Open):
+    status: Literal["ready", "starting", "unavailable"]
+    documents: int | None = None
+    chunks: int | None = None
+    entities: int | None = None
+    reranker: str | None = None
+    llm: str | None = None
+    reason: str | None = None
+
+
+# -- alias administration --------------------------------------------------------------------
+class AliasChange(_Open):
+    action: str
+    target: str = Field(description="the entity key the change is about")
+    changed: bool
+    message: str
+
+
+class AliasListing(_Open):
+    """``entities`` (with ``total``) for a listing, or ``ambiguous`` with ``?ambiguous=true``."""
+
+    entities: list[dict[str, Any]] | None = None
+    total: int | None = None
+    ambiguous: list[dict[str, Any]] | None = None
+
+
+class AliasShow(_Open):
+    key: str
+    name: str
+    aliases: list[str]
+
+
+class Suggestions(_Open):
+    suggestions: list[dict[str, Any]]
+
+
+class AuditLog(_Open):
+    entries: list[dict[str, Any]]

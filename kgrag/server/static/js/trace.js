@@ -1,0 +1,89 @@
+// The retrieval trace, readable: per path found / skipped and why, alias expansions, linked
+// entities (an ambiguous alias's candidates listed once), timings, and per chunk the paths
+// that found it and the graph paths that led to it (which open in the graph explorer).
+
+import {clear, el} from "./dom.js";
+import {t} from "./i18n.js";
+import {conversationSummary} from "./thread.js";
+
+const PATHS = ["dense", "bm25", "graph"];
+
+export function renderTrace(node, retrieval, answer, handlers) {
+  clear(node);
+  const trace = retrieval.trace;
+  const hits = retrieval.hits;
+  const rows = [
+    [t("tr_paths"), pathSummary(trace, hits)],
+    [t("tr_linked"), linkedSummary(trace.linked_entities, handlers)],
+    [t("tr_expansions"), trace.expansions.length ? trace.expansions.join(", ") : t("tr_none")],
+  ];
+  const conversation = conversationSummary(trace.conversation);
+  if (conversation) rows.unshift([t("tr_conversation"), conversation]);
+  if (trace.feedback_entities?.length) rows.push([t("tr_feedback"), trace.feedback_entities.join(", ")]);
+  rows.push([t("tr_reranker"), trace.reranker ?? t("tr_none")]);
+  if (answer) rows.push([t("tr_answer"), answer.model ? `${answer.mode} (${answer.model})` : answer.mode]);
+  rows.push([t("tr_timings"), Object.entries(trace.timings_ms).map(([k, v]) => `${k} ${v}`).join(", ")]);
+  node.append(el("dl", {}, rows.flatMap(([term, value]) => [el("dt", {}, term), el("dd", {}, value)])));
+  node.append(el("h3", {}, t("tr_hits")), el("ol", {class: "hits"}, hits.map((h) => hitItem(h, handlers))));
+}
+
+function pathSummary(trace, hits) {
+  return el("ul", {}, PATHS.map((path) => {
+    const label = t(`path_${path}`);
+    if (trace.skipped_paths?.[path]) return el("li", {}, t("tr_skipped", {path: label, reason: trace.skipped_paths[path]}));
+    if (!trace.modes.includes(path)) return el("li", {}, t("tr_not_asked", {path: label}));
+    const count = hits.filter((h) => path in h.trace.paths).length;
+    return el("li", {}, t("tr_found", {path: label, count}));
+  }));
+}
+
+/** One line per question span: "LCA → Lowest Common Ancestor (exact)", candidates once. */
+function linkedSummary(linked, handlers) {
+  if (!linked.length) return t("tr_none");
+  const bySurface = new Map();
+  for (const e of linked) {
+    if (!bySurface.has(e.surface)) bySurface.set(e.surface, []);
+    bySurface.get(e.surface).push(e);
+  }
+  return el("ul", {}, [...bySurface].map(([surface, entities]) => {
+    const first = entities[0];
+    const names = entities.map((e) => entityButton(e.key, e.name, handlers));
+    const line = el("li", {}, `${surface} → `, ...names.flatMap((b, i) => (i ? [", ", b] : [b])),
+      ` (${first.method}${first.method === "fuzzy" ? " " + first.score.toFixed(2) : ""})`);
+    if (first.candidates?.length > 1) line.append(" · ", t("tr_ambiguous", {list: first.candidates.join(", ")}));
+    return line;
+  }));
+}
+
+function entityButton(key, label, handlers) {
+  return el("button", {type: "button", class: "link entity-link", dataset: {key},
+    onclick: () => handlers.openEntity(key)}, label ?? key);
+}
+
+function hitItem(hit, handlers) {
+  const found = Object.entries(hit.trace.paths).map(([p, r]) => `${t(`path_${p}`)} #${r.rank}`).join(", ");
+  const ranks = [t("tr_fused", {rank: hit.trace.fused_rank})];
+  if (hit.trace.rerank_rank != null) ranks.push(t("tr_reranked", {rank: hit.trace.rerank_rank}));
+  const item = el("li", {},
+    el("b", {}, hit.title || hit.doc_id), " ", el("code", {}, hit.chunk_id),
+    el("div", {class: "meta"}, `${t("tr_found_by", {list: found})} · ${ranks.join(" · ")}`));
+  if (hit.trace.graph_paths.length) {
+    item.append(el("div", {class: "meta"}, t("tr_graph_paths")),
+      el("ul", {}, hit.trace.graph_paths.map((p) => el("li", {}, pathChain(p, handlers), " ",
+        el("button", {type: "button", class: "link open-path", onclick: () => handlers.openPath(p)}, t("tr_open_path"))))));
+  }
+  return item;
+}
+
+/** "a —2→ b —1→ c" with every entity clickable. */
+export function pathChain(path, handlers) {
+  const chain = el("span", {class: "chain"});
+  path.nodes.forEach((key, i) => {
+    if (i) {
+      const w = path.weights?.[i - 1];
+      chain.append(el("span", {class: "weight"}, w != null ? `—${Number(w.toFixed ? w.toFixed(2) : w)}→` : "→"));
+    }
+    chain.append(entityButton(key, key, handlers));
+  });
+  return chain;
+}

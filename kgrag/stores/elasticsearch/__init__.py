@@ -1,0 +1,1 @@
+"""The chunk index on Elasticsearch 8: ``chunks.ElasticsearchChunkIndex``."""

@@ -1,0 +1,238 @@
+"""GraphStore on Neo4j 5 (or a Bolt server compatible with it, e.g. ArcadeDB) through the
+official driver.
+
+Graph model (the embedded store mirrors it in tables):
+``(:Document)-[:HAS_CHUNK]->(:Chunk)``, ``(:Entity)-[:MENTIONED_IN {count}]->(:Chunk)``,
+``(:Entity)-[:RELATED {type, weight, chunk_id}]->(:Entity)`` with one RELATED edge per
+evidencing chunk (an edge's weight is the sum of its evidence; deleting a document removes
+exactly the evidence it gave), and ``(:Alias {key})-[:NAMES]->(:Entity)`` for each normalized
+alias so alias lookups use an index. Entities also keep their alias surface forms as a list.
+CO_OCCURS is undirected and stored with source key < target key; traversal ignores direction.
+Every node has a ``name`` (Neo4j Browser's caption). Statements: ``cypher/*.cypher``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Container, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from kgrag.errors import StoreError
+from kgrag.lexicon.normalize import normalize_alias
+from kgrag.stores.base import AuditEntry, DocumentContent
+from kgrag.stores.graph_walk import Reached, walk_levels
+from kgrag.stores.neo4j.aliases import Neo4jAliasAdmin, Neo4jAuditLog
+from kgrag.stores.neo4j.driver import CypherRunner
+from kgrag.stores.neo4j.records import document_of, entity_of, grouped
+from kgrag.stores.neo4j.writes import (
+    DocumentWrite,
+    batches,
+    entity_rows,
+    merge_entities,
+    remove_document_content,
+    remove_orphans,
+)
+from kgrag.types import Chunk, Document, Entity, GraphPath, Mention, Relation
+
+if TYPE_CHECKING:
+    from kgrag.config import Neo4jSettings
+
+
+class Neo4jGraphStore:
+    """GraphStore over Bolt; safe to share between threads (the driver pools sessions). The
+    alias-admin and audit roles are objects of their own on the same runner (``alias_admin``,
+    ``audit``); the store answers their methods too."""
+
+    def __init__(self, settings: Neo4jSettings, *, dialect: str | None = None, ensure_schema: bool = True):
+        """``dialect`` None: detected from the server (ArcadeDB reads cypher/arcadedb/ overrides)."""
+        self._run = CypherRunner(settings, dialect)
+        self.dialect = self._run.dialect
+        self.alias_admin = Neo4jAliasAdmin(self._run)
+        self.audit = Neo4jAuditLog(self._run)
+        if ensure_schema:
+            try:
+                self._run.run_script("schema")
+                self._run.run_script("schema_fulltext")
+            except BaseException:
+                self._run.close()
+                raise
+
+    @property
+    def server_agent(self) -> str:
+        return self._run.agent
+
+    # -- documents -------------------------------------------------------------------------
+    def get_document(self, doc_id: str) -> Document | None:
+        rows = self._run.read("get document", lambda tx: self._run.rows(tx, "document_get", doc_id=doc_id))
+        return document_of(rows[0]) if rows else None
+
+    def list_documents(self) -> list[Document]:
+        rows = self._run.read("list documents", lambda tx: self._run.rows(tx, "document_list"))
+        return [document_of(r) for r in rows]
+
+    def write_document(
+        self,
+        doc: Document,
+        chunks: Sequence[Chunk],
+        entities: Sequence[Entity],
+        mentions: Sequence[Mention],
+        relations: Sequence[Relation],
+    ) -> None:
+        write = DocumentWrite(doc, chunks, entities, mentions, relations)
+        self._run.write(write.what, lambda tx: write.run(self._run, tx))
+
+    def delete_document(self, doc_id: str) -> bool:
+        def work(tx) -> bool:
+            known = self._run.rows(tx, "document_exists", doc_id=doc_id)[0]["known"]
+            remove_orphans(self._run, tx, remove_document_content(self._run, tx, doc_id))
+            return bool(known)
+
+        return self._run.write(f"delete document {doc_id!r}", work)
+
+    # -- entities and aliases --------------------------------------------------------------
+    def upsert_entities(self, entities: Sequence[Entity]) -> None:
+        rows = entity_rows(entities)
+        self._run.write("upsert entities", lambda tx: merge_entities(self._run, tx, rows))
+
+    def get_entity(self, key: str) -> Entity | None:
+        return self._entities([key]).get(key)
+
+    def _entities(self, keys: Sequence[str]) -> dict[str, Entity]:
+        def work(tx) -> dict[str, Entity]:
+            found: dict[str, Entity] = {}
+            for batch in batches(list(keys)):
+                for r in self._run.rows(tx, "entities_get", keys=list(batch)):
+                    found[r["key"]] = entity_of(r)
+            return found
+
+        return self._run.read("get entities", work)
+
+    def alias_table(self) -> dict[str, list[str]]:
+        rows = self._run.read("read alias table", lambda tx: self._run.rows(tx, "alias_table"))
+        return grouped(rows, "alias", "key")
+
+    def lookup_aliases(self, normalized: Iterable[str]) -> dict[str, list[str]]:
+        aliases = sorted(set(normalized))
+        rows = self._run.read("look up aliases", lambda tx: self._run.rows(tx, "aliases_lookup", aliases=aliases))
+        return grouped(rows, "alias", "key")
+
+    def find_entities(self, query: str, limit: int = 20) -> list[Entity]:
+        """Substring match on normalized aliases; exact matches first, then prefixes, then any
+        substring; within a rank, entities mentioned more often first."""
+        needle = normalize_alias(query)
+        if not needle or limit <= 0:
+            return []
+        rows = self._run.read(
+            "find entities", lambda tx: self._run.rows(tx, "entities_find", query=needle, limit=int(limit)))
+        keys = [r["key"] for r in rows]
+        found = self._entities(keys)
+        return [found[k] for k in keys if k in found]
+
+    # -- traversal -------------------------------------------------------------------------
+    def mentions_of(self, keys: Sequence[str]) -> dict[str, list[tuple[str, int]]]:
+        """Keys with no mention are absent; each list is ordered by count, then chunk id."""
+        rows = self._run.read("read mentions", lambda tx: self._run.rows(tx, "mentions_of", keys=list(keys)))
+        out: dict[str, list[tuple[str, int]]] = {}
+        for r in rows:
+            out.setdefault(r["key"], []).append((r["chunk_id"], int(r["count"])))
+        return out
+
+    def entity_chunk_counts(self, keys: Sequence[str]) -> dict[str, int]:
+        rows = self._run.read(
+            "count entity chunks", lambda tx: self._run.rows(tx, "entity_chunk_counts", keys=list(keys)))
+        return {r["key"]: int(r["chunks"]) for r in rows}
+
+    def chunk_entities(self, chunk_ids: Sequence[str]) -> dict[str, list[str]]:
+        rows = self._run.read(
+            "read chunk entities", lambda tx: self._run.rows(tx, "chunk_entities", chunk_ids=list(chunk_ids)))
+        return grouped(rows, "chunk_id", "key")
+
+    def neighbors(self, keys: Sequence[str], hops: int, limit: int = 200) -> dict[str, GraphPath]:
+        """Breadth-first over RELATED edges, one level per statement (each picks that level's
+        entities in the server) inside one read transaction; best paths and limit exactly as
+        the embedded store (``graph_walk``)."""
+        if hops < 0:
+            raise StoreError(f"neighbors: hops must be >= 0, got {hops}")
+
+        def work(tx) -> dict[str, GraphPath]:
+            known = {r["key"] for r in self._run.rows(tx, "entities_known", keys=list(dict.fromkeys(keys)))}
+
+            def select(frontier: Mapping[str, float], reached: Container[str], room: int) -> list[Reached]:
+                rows = self._run.rows(
+                    tx, "neighbor_level", frontier=[{"key": k, "score": s} for k, s in sorted(frontier.items())],
+                    reached=list(reached), room=room)
+                return [(r["key"], r["score"], r["via"], (r["weight"], r["type"])) for r in rows]
+
+            return walk_levels(select, [k for k in keys if k in known], hops, limit)
+
+        return self._run.read("walk the graph", work)
+
+    def relation_weight(self, a: str, b: str) -> float:
+        rows = self._run.read("read relation weight", lambda tx: self._run.rows(tx, "relation_weight", a=a, b=b))
+        return float(rows[0]["weight"]) if rows else 0.0
+
+    # -- export ----------------------------------------------------------------------------
+    def export_document(self, doc_id: str) -> DocumentContent | None:
+        def work(tx) -> DocumentContent | None:
+            docs = self._run.rows(tx, "document_get", doc_id=doc_id)
+            if not docs:
+                return None
+            chunks = [Chunk(id=r["id"], doc_id=doc_id, text=r["preview"] or "", section_path=r["section_path"] or "",
+                            ordinal=int(r["ordinal"] or 0))
+                      for r in self._run.rows(tx, "document_chunks", doc_id=doc_id)]
+            mentions = [Mention(r["key"], r["chunk_id"], int(r["count"]))
+                        for r in self._run.rows(tx, "document_mentions", doc_id=doc_id)]
+            relations = []
+            for batch in batches([c.id for c in chunks]):
+                relations += [Relation(r["source"], r["target"], r["chunk_id"], r["type"], float(r["weight"]))
+                              for r in self._run.rows(tx, "relations_by_chunk", chunk_ids=list(batch))]
+            keys = sorted({m.entity_key for m in mentions} | {k for r in relations for k in (r.source_key, r.target_key)})
+            entities = {}
+            for batch in batches(keys):
+                entities.update({r["key"]: entity_of(r) for r in self._run.rows(tx, "entities_get", keys=list(batch))})
+            return DocumentContent(document_of(docs[0]), chunks, [entities[k] for k in keys if k in entities],
+                                   mentions, relations)
+
+        return self._run.read(f"export document {doc_id!r}", work)
+
+    def curated_entities(self) -> list[Entity]:
+        rows = self._run.read("read curated entities", lambda tx: self._run.rows(tx, "entities_curated"))
+        return [entity_of(r) for r in rows]
+
+    # -- alias administration and audit (the role objects' methods) --------------------------
+    def list_entities(self, limit: int | None = None, offset: int = 0) -> list[Entity]:
+        return self.alias_admin.list_entities(limit, offset)
+
+    def add_aliases(self, key: str, aliases: Sequence[str]) -> list[str]:
+        return self.alias_admin.add_aliases(key, aliases)
+
+    def remove_aliases(self, key: str, aliases: Sequence[str]) -> list[str]:
+        return self.alias_admin.remove_aliases(key, aliases)
+
+    def rename_entity(self, key: str, new_name: str) -> Entity:
+        return self.alias_admin.rename_entity(key, new_name)
+
+    def merge_entities(self, keep: str, drop: Sequence[str]) -> Entity:
+        return self.alias_admin.merge_entities(keep, drop)
+
+    def split_entity(self, key: str, aliases: Sequence[str], new_name: str) -> Entity:
+        return self.alias_admin.split_entity(key, aliases, new_name)
+
+    def delete_entity(self, key: str) -> bool:
+        return self.alias_admin.delete_entity(key)
+
+    def add_mentions(self, mentions: Sequence[Mention], relations: Sequence[Relation]) -> int:
+        return self.alias_admin.add_mentions(mentions, relations)
+
+    def record_audit(self, entry: AuditEntry) -> None:
+        self.audit.record_audit(entry)
+
+    def audit_log(self, limit: int = 100) -> list[AuditEntry]:
+        return self.audit.audit_log(limit)
+
+    # -- bookkeeping -----------------------------------------------------------------------
+    def stats(self) -> dict[str, int]:
+        row = self._run.read("stats", lambda tx: self._run.rows(tx, "stats"))[0]
+        return {name: int(row[name]) for name in ("documents", "chunks", "entities", "aliases", "mentions", "relations")}
+
+    def close(self) -> None:
+        self._run.close()

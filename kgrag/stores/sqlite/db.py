@@ -1,0 +1,160 @@
+"""One SQLite file shared by threads: connection setup, file identity, transactions, errors.
+
+Both embedded stores (chunk index and graph) use this. One connection serves every thread
+(the Flask server calls stores from its worker threads), serialized by a re-entrant lock;
+WAL lets another process (a CLI ingest) write while this one reads.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from kgrag.errors import StoreError
+
+# PRAGMA application_id values: a chunk-index file opened as a graph (or any foreign SQLite
+# file) is refused instead of silently gaining a second set of tables.
+CHUNK_INDEX_APP_ID = 0x6B67_4331  # "kgC1"
+GRAPH_STORE_APP_ID = 0x6B67_4731  # "kgG1"
+_KIND_BY_APP_ID = {CHUNK_INDEX_APP_ID: "kgrag chunk index", GRAPH_STORE_APP_ID: "kgrag graph store"}
+
+
+class SqliteDatabase:
+    """A SQLite file with a fixed schema, identified by ``app_id`` and ``schema_version``."""
+
+    def __init__(self, path: Path | str, *, app_id: int, schema_version: int, schema: str):
+        self.path = str(path)
+        self.lock = threading.RLock()
+        # Write transactions begun through this object: with ``data_version`` (commits by other
+        # connections) it tells a cache built from the file whether it is stale.
+        self.writes = 0
+        try:
+            self.conn = sqlite3.connect(
+                self.path, check_same_thread=False, isolation_level=None, timeout=30.0
+            )
+        except sqlite3.Error as exc:
+            raise StoreError(f"{self.path}: cannot open SQLite file: {exc}") from exc
+        try:
+            self._prepare(app_id, schema_version, schema)
+        except sqlite3.Error as exc:
+            self.conn.close()
+            raise StoreError(f"{self.path}: not a usable SQLite file: {exc}") from exc
+        except StoreError:
+            self.conn.close()
+            raise
+
+    def _prepare(self, app_id: int, schema_version: int, schema: str) -> None:
+        conn = self.conn
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")  # durable at checkpoints; WAL keeps it consistent
+        # Checked and created under the write lock: two processes opening a new file at once
+        # (an ingest and a reader) must not both try to create the schema.
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            self._check_or_create(app_id, schema_version, schema)
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+
+    def _check_or_create(self, app_id: int, schema_version: int, schema: str) -> None:
+        conn = self.conn
+        found_app_id = conn.execute("PRAGMA application_id").fetchone()[0]
+        has_tables = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] > 0
+        if found_app_id != app_id and (found_app_id != 0 or has_tables):
+            found = _KIND_BY_APP_ID.get(found_app_id, "not a kgrag store")
+            raise StoreError(
+                f"{self.path}: expected a {_KIND_BY_APP_ID[app_id]} file, found {found} "
+                f"(application_id {found_app_id:#x})"
+            )
+        if has_tables:
+            found_version = conn.execute("PRAGMA user_version").fetchone()[0]
+            if found_version != schema_version:
+                raise StoreError(
+                    f"{self.path}: schema version {found_version}, this build reads "
+                    f"{schema_version}; re-ingest into a new file"
+                )
+            return
+        for statement in _statements(schema):
+            conn.execute(statement)
+        conn.execute(f"PRAGMA application_id={int(app_id)}")
+        conn.execute(f"PRAGMA user_version={int(schema_version)}")
+
+    @contextmanager
+    def write(self, what: str) -> Iterator[sqlite3.Connection]:
+        """One write transaction: committed when the block ends, rolled back on any exception.
+
+        BEGIN IMMEDIATE takes the write lock up front, so values read inside the block (e.g.
+        the next row id) cannot be changed by another process before the commit.
+        """
+        with self.lock:
+            conn = self._open_conn(what)
+            self.writes += 1
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+            except sqlite3.Error as exc:
+                raise StoreError(f"{self.path}: {what}: {exc}") from exc
+            try:
+                yield conn
+                conn.execute("COMMIT")
+            except BaseException as exc:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                if isinstance(exc, sqlite3.Error):
+                    raise StoreError(f"{self.path}: {what}: {exc}") from exc
+                raise
+
+    @contextmanager
+    def read(self, what: str) -> Iterator[sqlite3.Connection]:
+        """The connection, held under the lock; SQLite errors become StoreError."""
+        with self.lock:
+            conn = self._open_conn(what)
+            try:
+                yield conn
+            except sqlite3.Error as exc:
+                raise StoreError(f"{self.path}: {what}: {exc}") from exc
+
+    def data_version(self) -> int:
+        """Changes whenever *another* connection commits to the file (PRAGMA data_version):
+        lets in-memory caches notice a concurrent ingest from another process."""
+        with self.read("data_version") as conn:
+            return conn.execute("PRAGMA data_version").fetchone()[0]
+
+    def _open_conn(self, what: str) -> sqlite3.Connection:
+        if self.conn is None:
+            raise StoreError(f"{self.path}: {what}: the store is closed")
+        return self.conn
+
+    def close(self) -> None:
+        with self.lock:
+            if self.conn is not None:
+                self.conn.close()
+                self.conn = None  # type: ignore[assignment]
+
+
+def _statements(schema: str) -> list[str]:
+    return [s.strip() for s in schema.split(";") if s.strip()]
+
+
+def to_json(value: dict[str, Any], what: str) -> str:
+    """Metadata as JSON text; a value JSON cannot hold is refused, naming its owner."""
+    try:
+        return json.dumps(value, ensure_ascii=False, sort_keys=True)
+    except (TypeError, ValueError) as exc:
+        raise StoreError(f"{what}: metadata is not JSON-serializable: {exc}") from exc
+
+
+# "x IN_JSON" with one bound id_list(...) parameter: membership in a list of any length.
+IN_JSON = "IN (SELECT value FROM json_each(?))"
+
+
+def id_list(values: Any) -> str:
+    """A list of ids as one bound JSON parameter, read in SQL with ``json_each(?)``: no
+    placeholder-count limit, no SQL built from values."""
+    return json.dumps(list(values), ensure_ascii=False)

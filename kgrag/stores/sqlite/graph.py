@@ -1,0 +1,331 @@
+"""Embedded GraphStore: SQLite tables mirroring the Neo4j model, networkx for traversal.
+
+documents / chunks / entities / aliases / mentions / relation_evidence. Relations are kept per
+evidencing chunk so deleting a document removes exactly the evidence it gave; an edge's weight
+is the sum of its evidence. CO_OCCURS is undirected and stored with source_key < target_key so
+(a, b) and (b, a) land on one edge; other relation types keep their direction. Traversal ignores
+direction (as an undirected Cypher pattern does).
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import sqlite3
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import networkx as nx
+
+from kgrag.errors import StoreError
+from kgrag.lexicon.normalize import normalize_alias
+from kgrag.stores.base import AuditEntry, DocumentContent
+from kgrag.stores.graph_rules import PREVIEW_CHARS, check_chunks, mention_rows, relation_rows
+from kgrag.stores.graph_walk import best_paths, build_entity_graph
+from kgrag.stores.sqlite.aliases import SqliteAliasAdmin, SqliteAuditLog
+from kgrag.stores.sqlite.db import GRAPH_STORE_APP_ID, IN_JSON, SqliteDatabase, id_list, to_json
+from kgrag.stores.sqlite.graph_reads import group_pairs, load_entities
+from kgrag.stores.sqlite.graph_writes import (
+    SCHEMA,
+    SCHEMA_VERSION,
+    check_entities_exist,
+    merge_entities,
+    remove_document_content,
+    remove_orphans,
+)
+from kgrag.types import Chunk, Document, Entity, GraphPath, Mention, Relation
+
+
+class SqliteGraphStore:
+    """GraphStore in one SQLite file; safe to share between threads. The alias-admin and
+    audit roles are objects of their own on the same database (``alias_admin``, ``audit``); the
+    store answers their methods too."""
+
+    def __init__(self, path: Path | str):
+        self._db = SqliteDatabase(
+            path, app_id=GRAPH_STORE_APP_ID, schema_version=SCHEMA_VERSION, schema=SCHEMA
+        )
+        self.path = self._db.path
+        self.alias_admin = SqliteAliasAdmin(self._db)
+        self.audit = SqliteAuditLog(self._db)
+        self._graph: nx.Graph | None = None
+        self._graph_version: tuple[int, int] | None = None
+
+    # -- documents -------------------------------------------------------------------------
+    def get_document(self, doc_id: str) -> Document | None:
+        docs = self._documents("WHERE id = ?", (doc_id,))
+        return docs[0] if docs else None
+
+    def list_documents(self) -> list[Document]:
+        return self._documents("ORDER BY id", ())
+
+    def _documents(self, clause: str, params: tuple) -> list[Document]:
+        with self._db.read("read documents") as conn:
+            rows = conn.execute(
+                f"SELECT id, source, title, hash, format, metadata FROM documents {clause}", params
+            ).fetchall()
+        return [
+            Document(id=i, source=s, title=t, hash=h, format=f, metadata=json.loads(m))
+            for i, s, t, h, f, m in rows
+        ]
+
+    def write_document(
+        self,
+        doc: Document,
+        chunks: Sequence[Chunk],
+        entities: Sequence[Entity],
+        mentions: Sequence[Mention],
+        relations: Sequence[Relation],
+    ) -> None:
+        what = f"write document {doc.id!r}"
+        chunk_ids = check_chunks(what, doc, chunks)
+        entity_keys = {e.key for e in entities}
+        doc_row = (doc.id, doc.source, doc.title, doc.hash, doc.format, to_json(doc.metadata, what))
+        mention_params = mention_rows(what, mentions, chunk_ids)
+        relation_params = relation_rows(what, relations, chunk_ids)
+        with self._db.write(what) as conn:
+            previous_keys = remove_document_content(conn, doc.id)
+            taken = conn.execute(
+                f"SELECT id, doc_id FROM chunks WHERE id {IN_JSON}", (id_list(chunk_ids),)
+            ).fetchone()
+            if taken:
+                raise StoreError(f"{what}: chunk id {taken[0]!r} already belongs to document {taken[1]!r}")
+            merge_entities(conn, entities)
+            referenced = {r[0] for r in mention_params} | {k for r in relation_params for k in r[:2]}
+            check_entities_exist(conn, what, referenced - entity_keys)
+            conn.executemany(
+                "INSERT INTO chunks (id, doc_id, section_path, preview, ordinal) VALUES (?, ?, ?, ?, ?)",
+                [(c.id, doc.id, c.section_path, c.text[:PREVIEW_CHARS], c.ordinal) for c in chunks],
+            )
+            # Repeats within one write add up (same mention or relation reported twice).
+            conn.executemany(
+                "INSERT INTO mentions (entity_key, chunk_id, count) VALUES (?, ?, ?) "
+                "ON CONFLICT DO UPDATE SET count = count + excluded.count",
+                mention_params,
+            )
+            conn.executemany(
+                "INSERT INTO relation_evidence (source_key, target_key, type, chunk_id, weight) "
+                "VALUES (?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET weight = weight + excluded.weight",
+                relation_params,
+            )
+            conn.execute(
+                "INSERT INTO documents (id, source, title, hash, format, metadata) VALUES (?, ?, ?, ?, ?, ?)",
+                doc_row,
+            )
+            remove_orphans(conn, previous_keys | entity_keys)
+
+    def delete_document(self, doc_id: str) -> bool:
+        with self._db.write(f"delete document {doc_id!r}") as conn:
+            known = conn.execute(
+                "SELECT EXISTS (SELECT 1 FROM documents WHERE id = ?) "
+                "OR EXISTS (SELECT 1 FROM chunks WHERE doc_id = ?)",
+                (doc_id, doc_id),
+            ).fetchone()[0]
+            remove_orphans(conn, remove_document_content(conn, doc_id))
+        return bool(known)
+
+    # -- entities and aliases --------------------------------------------------------------
+    def upsert_entities(self, entities: Sequence[Entity]) -> None:
+        with self._db.write("upsert entities") as conn:
+            merge_entities(conn, entities)
+
+    def get_entity(self, key: str) -> Entity | None:
+        with self._db.read("get entity") as conn:
+            return load_entities(conn, [key]).get(key)
+
+    def alias_table(self) -> dict[str, list[str]]:
+        with self._db.read("read alias table") as conn:
+            rows = conn.execute("SELECT normalized, entity_key FROM aliases ORDER BY normalized, entity_key")
+            return group_pairs(rows)
+
+    def lookup_aliases(self, normalized: Iterable[str]) -> dict[str, list[str]]:
+        with self._db.read("look up aliases") as conn:
+            rows = conn.execute(
+                f"SELECT normalized, entity_key FROM aliases WHERE normalized {IN_JSON} "
+                "ORDER BY normalized, entity_key",
+                (id_list(normalized),),
+            )
+            return group_pairs(rows)
+
+    def find_entities(self, query: str, limit: int = 20) -> list[Entity]:
+        """Substring match on normalized aliases; exact matches first, then prefixes, then any
+        substring; within a rank, entities mentioned more often first."""
+        needle = normalize_alias(query)
+        if not needle or limit <= 0:
+            return []
+        with self._db.read("find entities") as conn:
+            keys = [
+                r[0]
+                for r in conn.execute(
+                    "SELECT hit.entity_key FROM ("
+                    "  SELECT entity_key, min(CASE WHEN normalized = :q THEN 0"
+                    "    WHEN substr(normalized, 1, length(:q)) = :q THEN 1 ELSE 2 END) AS rank"
+                    "  FROM aliases WHERE instr(normalized, :q) > 0 GROUP BY entity_key) AS hit "
+                    "ORDER BY hit.rank, (SELECT coalesce(sum(m.count), 0) FROM mentions m"
+                    "  WHERE m.entity_key = hit.entity_key) DESC, hit.entity_key LIMIT :limit",
+                    {"q": needle, "limit": limit},
+                )
+            ]
+            found = load_entities(conn, keys)
+        return [found[k] for k in keys]
+
+    # -- traversal -------------------------------------------------------------------------
+    def mentions_of(self, keys: Sequence[str]) -> dict[str, list[tuple[str, int]]]:
+        """Keys with no mention are absent; each list is ordered by count, then chunk id."""
+        with self._db.read("read mentions") as conn:
+            rows = conn.execute(
+                f"SELECT entity_key, chunk_id, count FROM mentions WHERE entity_key {IN_JSON} "
+                "ORDER BY entity_key, count DESC, chunk_id",
+                (id_list(keys),),
+            ).fetchall()
+        out: dict[str, list[tuple[str, int]]] = {}
+        for key, chunk_id, count in rows:
+            out.setdefault(key, []).append((chunk_id, count))
+        return out
+
+    def entity_chunk_counts(self, keys: Sequence[str]) -> dict[str, int]:
+        """Keys with no mention are absent."""
+        with self._db.read("count entity chunks") as conn:
+            rows = conn.execute(
+                f"SELECT entity_key, count(*) FROM mentions WHERE entity_key {IN_JSON} GROUP BY entity_key",
+                (id_list(keys),),
+            )
+            return dict(rows.fetchall())
+
+    def chunk_entities(self, chunk_ids: Sequence[str]) -> dict[str, list[str]]:
+        """Chunks with no mention are absent; keys ordered by count, then key."""
+        with self._db.read("read chunk entities") as conn:
+            rows = conn.execute(
+                f"SELECT chunk_id, entity_key FROM mentions WHERE chunk_id {IN_JSON} "
+                "ORDER BY chunk_id, count DESC, entity_key",
+                (id_list(chunk_ids),),
+            )
+            return group_pairs(rows)
+
+    def neighbors(self, keys: Sequence[str], hops: int, limit: int = 200) -> dict[str, GraphPath]:
+        """Unknown start keys are left out. Best path and limit: see ``graph_walk``."""
+        if hops < 0:
+            raise StoreError(f"neighbors: hops must be >= 0, got {hops}")
+        with self._db.read("walk the graph") as conn:
+            graph = self._entity_graph(conn)
+            known = {r[0] for r in conn.execute(
+                f"SELECT key FROM entities WHERE key {IN_JSON}", (id_list(keys),)
+            )}
+        return best_paths(graph, [k for k in keys if k in known], hops, limit)
+
+    def _entity_graph(self, conn: sqlite3.Connection) -> nx.Graph:
+        """Cached until this store writes or another connection commits (data_version)."""
+        version = (self._db.writes, conn.execute("PRAGMA data_version").fetchone()[0])
+        if self._graph is None or self._graph_version != version:
+            rows = conn.execute(
+                "SELECT source_key, target_key, type, sum(weight) FROM relation_evidence "
+                "GROUP BY source_key, target_key, type"
+            ).fetchall()
+            # The graph is millions of long-lived Python objects; every full (gen-2) garbage
+            # collection would walk them all, stalling whichever query triggers it (measured:
+            # retrieval p95 410 ms → 73 ms on hotpot with the graph frozen). Freezing moves
+            # them out of the collector's sight; unfreezing first lets the old graph's
+            # reference cycles be collected once it is dropped.
+            gc.unfreeze()
+            self._graph = None
+            self._graph, self._graph_version = build_entity_graph(rows), version
+            gc.collect()
+            gc.freeze()
+        return self._graph
+
+    def relation_weight(self, a: str, b: str) -> float:
+        with self._db.read("read relation weight") as conn:
+            return conn.execute(
+                "SELECT coalesce(sum(weight), 0.0) FROM relation_evidence "
+                "WHERE (source_key = ? AND target_key = ?) OR (source_key = ? AND target_key = ?)",
+                (a, b, b, a),
+            ).fetchone()[0]
+
+    # -- export ----------------------------------------------------------------------------
+    def export_document(self, doc_id: str) -> DocumentContent | None:
+        """One read transaction, so the parts agree even while another process writes."""
+        with self._db.read(f"export document {doc_id!r}") as conn:
+            conn.execute("BEGIN")
+            try:
+                docs = [Document(id=i, source=s, title=t, hash=h, format=f, metadata=json.loads(m))
+                        for i, s, t, h, f, m in conn.execute(
+                            "SELECT id, source, title, hash, format, metadata FROM documents WHERE id = ?", (doc_id,))]
+                if not docs:
+                    return None
+                chunks = [
+                    Chunk(id=i, doc_id=doc_id, text=preview, section_path=section, ordinal=ordinal)
+                    for i, section, preview, ordinal in conn.execute(
+                        "SELECT id, section_path, preview, ordinal FROM chunks WHERE doc_id = ? "
+                        "ORDER BY ordinal, id", (doc_id,))
+                ]
+                mentions = [Mention(k, c, n) for k, c, n in conn.execute(
+                    f"SELECT entity_key, chunk_id, count FROM mentions WHERE {_OF_DOC} ORDER BY chunk_id, entity_key",
+                    (doc_id,))]
+                relations = [Relation(s, t, c, ty, w) for s, t, ty, c, w in conn.execute(
+                    "SELECT source_key, target_key, type, chunk_id, weight FROM relation_evidence "
+                    f"WHERE {_OF_DOC} ORDER BY chunk_id, source_key, target_key, type", (doc_id,))]
+                keys = sorted({m.entity_key for m in mentions} | {k for r in relations for k in (r.source_key, r.target_key)})
+                found = load_entities(conn, keys)
+            finally:
+                conn.execute("COMMIT")
+        return DocumentContent(docs[0], chunks, [found[k] for k in keys if k in found], mentions, relations)
+
+    def curated_entities(self) -> list[Entity]:
+        with self._db.read("read curated entities") as conn:
+            keys = [r[0] for r in conn.execute("SELECT key FROM entities WHERE curated = 1 ORDER BY key")]
+            found = load_entities(conn, keys)
+        return [found[k] for k in keys]
+
+    # -- alias administration and audit (the role objects' methods) --------------------------
+    def list_entities(self, limit: int | None = None, offset: int = 0) -> list[Entity]:
+        return self.alias_admin.list_entities(limit, offset)
+
+    def add_aliases(self, key: str, aliases: Sequence[str]) -> list[str]:
+        return self.alias_admin.add_aliases(key, aliases)
+
+    def remove_aliases(self, key: str, aliases: Sequence[str]) -> list[str]:
+        return self.alias_admin.remove_aliases(key, aliases)
+
+    def rename_entity(self, key: str, new_name: str) -> Entity:
+        return self.alias_admin.rename_entity(key, new_name)
+
+    def merge_entities(self, keep: str, drop: Sequence[str]) -> Entity:
+        return self.alias_admin.merge_entities(keep, drop)
+
+    def split_entity(self, key: str, aliases: Sequence[str], new_name: str) -> Entity:
+        return self.alias_admin.split_entity(key, aliases, new_name)
+
+    def delete_entity(self, key: str) -> bool:
+        return self.alias_admin.delete_entity(key)
+
+    def add_mentions(self, mentions: Sequence[Mention], relations: Sequence[Relation]) -> int:
+        return self.alias_admin.add_mentions(mentions, relations)
+
+    def record_audit(self, entry: AuditEntry) -> None:
+        self.audit.record_audit(entry)
+
+    def audit_log(self, limit: int = 100) -> list[AuditEntry]:
+        return self.audit.audit_log(limit)
+
+    # -- bookkeeping -----------------------------------------------------------------------
+    def stats(self) -> dict[str, int]:
+        with self._db.read("stats") as conn:
+            count = lambda sql: conn.execute(sql).fetchone()[0]  # noqa: E731
+            return {
+                "documents": count("SELECT count(*) FROM documents"),
+                "chunks": count("SELECT count(*) FROM chunks"),
+                "entities": count("SELECT count(*) FROM entities"),
+                "aliases": count("SELECT count(*) FROM aliases"),
+                "mentions": count("SELECT count(*) FROM mentions"),
+                "relations": count(
+                    "SELECT count(*) FROM (SELECT DISTINCT source_key, target_key, type FROM relation_evidence)"
+                ),
+            }
+
+    def close(self) -> None:
+        self._db.close()
+        self._graph = None
+
+
+# -- reads ---------------------------------------------------------------------------------
+_OF_DOC = "chunk_id IN (SELECT id FROM chunks WHERE doc_id = ?)"
