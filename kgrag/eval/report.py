@@ -180,7 +180,7 @@ def _category_table(r: EvalReport) -> list[str]:
 
 def recall_by_type(r: EvalReport, k: int = 5) -> dict[str, dict[str, float]]:
     """mode → question type → mean recall@k over that type's questions (types in first-seen order)."""
-    kinds = list(dict.fromkeys(q.get("type") for q in r.per_query if q.get("type")))
+    kinds: list[str] = list(dict.fromkeys(str(q["type"]) for q in r.per_query if q.get("type")))
     out: dict[str, dict[str, float]] = {}
     for s in r.modes:
         out[s.mode] = {}

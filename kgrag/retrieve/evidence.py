@@ -84,33 +84,26 @@ def evidence_set(query: Query, graph: PathResult,
     (HotpotQA) to 77% (2wiki) when the question names one entity, and at rank 3–4 after the
     pages it costs a single-hop question nothing (CMRC R@5 unchanged)."""
     support = graph.support
-    by_surface: dict[str, list[str]] = {}
+    by_surface: dict[str, set[str]] = {}
     for le in query.linked:
-        by_surface.setdefault(le.surface, []).append(le.key)
+        by_surface.setdefault(le.surface, set()).add(le.key)
     pages: list[Placement] = []
     taken: set[str] = set()
     for surface, keys in by_surface.items():
-        best = _best(support, lambda seed, s: seed in keys and s.hops == 0 and s.home, taken)
+        best = _best(support, _page_of(keys), taken)
         if best is not None:
             chunk_id, s = best
             pages.append(Placement(chunk_id, ENTITY_PAGE, s.seed, surface, s.entity, 0))
             taken.add(chunk_id)
     named = names_in([p.chunk_id for p in pages]) if names_in and pages else None
-    feedback = set(query.feedback)
     bridges: list[Placement] = []
     for page in pages:
-        owns_feedback = page.chunk_id in query.feedback_from
-        forward = None if named is None else set(named.get(page.chunk_id, ()))
-
-        def bridge_route(seed: str, s: SeedSupport, q: str = page.entity, own: bool = owns_feedback,
-                         forward: set[str] | None = forward) -> bool:
-            if not s.home or (forward is not None and s.entity not in forward):
-                return False
-            return (seed == q and s.hops >= 1) or (own and seed in feedback and s.hops == 0)
-
-        best = _best(support, bridge_route, taken)
-        if best is None and forward is not None:
-            best = _best(support, lambda seed, s, q=page.entity, own=owns_feedback: bridge_route(seed, s, q, own, None), taken)
+        feedback = set(query.feedback) if page.chunk_id in query.feedback_from else set()
+        best = None
+        if named is not None:
+            best = _best(support, _bridge_of(page.entity, feedback, set(named.get(page.chunk_id, ()))), taken)
+        if best is None:
+            best = _best(support, _bridge_of(page.entity, feedback, None), taken)
         if best is not None:
             chunk_id, s = best
             hops = s.hops if s.seed == page.entity else s.hops + 1
@@ -119,7 +112,26 @@ def evidence_set(query: Query, graph: PathResult,
     return pages + bridges
 
 
-def _best(support: dict[str, dict[str, SeedSupport]], route_ok, taken: set[str]) -> tuple[str, SeedSupport] | None:
+RouteTest = Callable[[str, SeedSupport], bool]
+
+
+def _page_of(keys: set[str]) -> RouteTest:
+    """A route that makes the chunk the page of one of ``keys`` (the entities an alias names)."""
+    return lambda seed, s: seed in keys and s.hops == 0 and s.home
+
+
+def _bridge_of(entity: str, feedback: set[str], named: set[str] | None) -> RouteTest:
+    """A route into the page of an entity walked to from ``entity``, or of one of ``feedback``
+    (the seeds read from ``entity``'s page); with ``named``, only of an entity in it."""
+    def test(seed: str, s: SeedSupport) -> bool:
+        if not s.home or (named is not None and s.entity not in named):
+            return False
+        return (seed == entity and s.hops >= 1) or (seed in feedback and s.hops == 0)
+    return test
+
+
+def _best(support: dict[str, dict[str, SeedSupport]], route_ok: RouteTest,
+          taken: set[str]) -> tuple[str, SeedSupport] | None:
     """The chunk (not yet taken) with the strongest route that ``route_ok(seed, support)``
     accepts; ties: the smaller chunk id."""
     best: tuple[float, str, SeedSupport] | None = None

@@ -151,7 +151,8 @@ def path_weights(results: Sequence[PathResult], settings: RetrievalSettings) -> 
     return weights, reasons
 
 
-def _moved_heads(fused, results: Sequence[PathResult], slot: int) -> dict[str, str]:
+def _moved_heads(fused: list[tuple[str, float, dict[str, PathRank]]], results: Sequence[PathResult],
+                 slot: int) -> dict[str, str]:
     """chunk id → the path whose first hit it is, for the heads ``keep_path_heads`` moves up."""
     if slot < 1:
         return {}

@@ -96,7 +96,7 @@ class Hit:
     rerank_score: float | None = None
     graph_paths: list[GraphPath] = field(default_factory=list)
     # The fusion rule that put the hit at its fused place (see kgrag.retrieve.fusion.Fused).
-    placed_by: dict[str, Any] = field(default_factory=lambda: {"rule": "fusion"})
+    placed_by: dict[str, object] = field(default_factory=lambda: {"rule": "fusion"})
     parent: Chunk | None = None  # what generation reads (None: the chunk itself)
 
     @property
