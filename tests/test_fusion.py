@@ -66,18 +66,18 @@ def _query(*surfaces_keys: tuple[str, str], feedback=(), feedback_from=()) -> Qu
 
 
 def _page(seed, gain=3.0):
-    return SeedSupport(seed, seed, 0, gain, True)
+    return SeedSupport(seed, seed, 0, gain)
 
 
-def _route(seed, entity, hops=1, gain=1.0, home=True):
-    return SeedSupport(seed, entity, hops, gain, home)
+def _route(seed, entity, hops=1, gain=1.0):
+    return SeedSupport(seed, entity, hops, gain)
 
 
 def test_graph_weight_drops_without_an_entity_page_in_its_head():
     settings = RetrievalSettings(unstructured_graph_weight=0.25)
     keyword = _path("bm25", "k1", "k2", "k3", "k4")
-    mentions = _graph("g1", "k4", support={"g1": [_route("x", "x", hops=0, home=False)],
-                                           "k4": [_route("x", "y", hops=1)]})
+    # g1 mentions x but is nobody's page; k4 is the page of y, a neighbour of x.
+    mentions = _graph("g1", "k4", support={"k4": [_route("x", "y", hops=1)]})
     assert not graph_has_structure(mentions, 10)
     out = fuse([keyword, mentions], _query(("X", "x")), settings)
     assert out.weights == {"bm25": 1.0, "graph": 0.25} and "page" in out.reasons["graph"]
@@ -96,7 +96,6 @@ def test_evidence_set_pages_first_then_one_bridge_per_entity():
         "pa": [_page("a")], "pb": [_page("b")],
         "ra1": [_route("a", "dir a", gain=0.9)], "ra2": [_route("a", "actor a", gain=0.5)],
         "rb": [_route("b", "dir b", gain=0.4)],
-        "mention": [_route("a", "a", hops=0, home=False)],
     })
     placed = evidence_set(_query(("A", "a"), ("B", "b")), g)
     assert [(p.chunk_id, p.rule, p.entity, p.hops) for p in placed] == [

@@ -63,7 +63,7 @@ def graph_has_structure(graph: PathResult, top: int) -> bool:
     of the time on the English multi-hop sets (2wiki, HotpotQA, MuSiQue), while on the Chinese
     news set, where no title names an entity, 73% of graph-only hits are wrong and fusing the
     graph at full weight cost BM25 3.5 points of R@5 (44.3 → 40.8)."""
-    return any(s.home and s.hops == 0 for hit in graph.hits[:top] for s in graph.support.get(hit.id, {}).values())
+    return any(s.hops == 0 for hit in graph.hits[:top] for s in graph.support.get(hit.id, {}).values())
 
 
 def evidence_set(query: Query, graph: PathResult,
@@ -117,14 +117,14 @@ RouteTest = Callable[[str, SeedSupport], bool]
 
 def _page_of(keys: set[str]) -> RouteTest:
     """A route that makes the chunk the page of one of ``keys`` (the entities an alias names)."""
-    return lambda seed, s: seed in keys and s.hops == 0 and s.home
+    return lambda seed, s: seed in keys and s.hops == 0
 
 
 def _bridge_of(entity: str, feedback: set[str], named: set[str] | None) -> RouteTest:
     """A route into the page of an entity walked to from ``entity``, or of one of ``feedback``
     (the seeds read from ``entity``'s page); with ``named``, only of an entity in it."""
     def test(seed: str, s: SeedSupport) -> bool:
-        if not s.home or (named is not None and s.entity not in named):
+        if named is not None and s.entity not in named:
             return False
         return (seed == entity and s.hops >= 1) or (seed in feedback and s.hops == 0)
     return test

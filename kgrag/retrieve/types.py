@@ -50,15 +50,14 @@ class Query:
 
 @dataclass(frozen=True)
 class SeedSupport:
-    """How one graph seed (a question entity, or a feedback entity) reaches a chunk: its best
-    path's gain, the hops walked, the entity at the end, and whether the chunk is that entity's
-    home (its title names it). Fusion reads it to tell a bridge from a passing mention."""
+    """How one graph seed (a question entity, or a feedback entity) reaches a page: the entity
+    whose page the chunk is (its title names it), the hops walked from the seed to it, and the
+    route's gain. Fusion reads these to find each question entity's page and its bridge."""
 
     seed: str
     entity: str
     hops: int
     gain: float
-    home: bool
 
 
 @dataclass
@@ -69,7 +68,8 @@ class PathResult:
     hits: list[ScoredId]
     evidence: dict[str, list[GraphPath]] = field(default_factory=dict)
     ms: float = 0.0
-    # Graph path only: chunk id → seed → that seed's best way into the chunk.
+    # Graph path only: page chunk id → seed → that seed's best route to the entity the page is
+    # about (only chunks whose title names an entity the walk reached).
     support: dict[str, dict[str, SeedSupport]] = field(default_factory=dict)
 
 
