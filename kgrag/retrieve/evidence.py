@@ -19,10 +19,11 @@ named entity's page and its bridge. Two rules read that off the routes the graph
   whose page the keyword path ranked first, the page of an entity that page names (the
   feedback seeds).
 
-Measured by replaying fusion over cached path results (``benchmarks/fusion_replay.py``), R@5 of
-bm25+dense+graph before → after both rules: 2wiki_dev468 76.4 → 93.0 (bridge-comparison 58.9 →
-93.7, AllGold@5 49.8 → 83.3), hotpotqa_dev500 88.1 → 91.4, musique_train100 70.7 → 74.1; see the
-README for every set.
+Measured with ``kgrag eval`` (bm25+dense+graph R@5, before → after this stage and the graph
+walk's per-seed routes): 2wiki_dev468 76.4 → 93.5 (bridge-comparison 58.9 → 95.3, AllGold@5
+49.8 → 84.8), hotpotqa_dev500 88.1 → 91.3, musique_train100 70.7 → 74.2, rgb_zh_dev200 40.8 →
+45.0; the README has every set. Variants were compared by replaying fusion over cached path
+results (``benchmarks/fusion_replay.py``).
 """
 
 from __future__ import annotations

@@ -137,9 +137,10 @@ def fuse(results: Sequence[PathResult], query: Query, settings: RetrievalSetting
 def path_weights(results: Sequence[PathResult], settings: RetrievalSettings) -> tuple[dict[str, float], dict[str, str]]:
     """The configured weights, with the graph's scaled by ``unstructured_graph_weight`` when it
     votes with others and none of its top hits is the page of an entity it started from
-    (``graph_has_structure``). Measured (R@5, bm25+dense+graph, with the evidence set):
-    rgb_zh_dev200 40.4 → 45.2 (BM25 alone 44.3), handbook_dev102 72.7 → 74.7; the English
-    multi-hop sets have such a page on nearly every question and do not move."""
+    (``graph_has_structure``). Measured by fusion replay (R@5, bm25+dense+graph, with the
+    evidence set), weight 1 → 0.2: rgb_zh_dev200 40.5 → 45.0 (BM25 alone 44.3; 0.1 gave 45.7,
+    0.3 44.6), handbook_dev102 (questions alone) 72.7 → 74.7; the English multi-hop sets have
+    such a page on nearly every question and do not move."""
     weights = {r.name: settings.weights.get(r.name, 1.0) for r in results}
     reasons: dict[str, str] = {}
     graph = next((r for r in results if r.name == "graph"), None)
