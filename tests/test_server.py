@@ -73,6 +73,11 @@ def test_two_hop_trace_shows_the_entity_path(client):
     assert [e["key"] for e in body["trace"]["linked_entities"]] == ["glass harbor"]
     hit = next(h for h in body["hits"] if h["doc_id"] == "person-maret-kuusik")
     assert ["glass harbor", "maret kuusik"] in [p["nodes"] for p in hit["trace"]["graph_paths"]]
+    # Fusion says why it is there: the bridge of the film the question names.
+    placed = hit["trace"]["placed_by"]
+    assert placed["rule"] == "bridge" and placed["entity"] == "glass harbor" and placed["page_of"] == "maret kuusik"
+    assert hit["chunk_id"] in body["trace"]["evidence_set"]
+    assert body["trace"]["path_weights"]["graph"] == 1.0 and body["trace"]["path_weight_reasons"] == {}
 
 
 def test_alias_question_over_http(client):

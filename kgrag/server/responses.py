@@ -48,6 +48,9 @@ class HitTrace(_Open):
     rerank_rank: int | None
     rerank_score: float | None
     graph_paths: list[GraphPathOut]
+    placed_by: dict[str, Any] = Field(description="the fusion rule that put the hit at its fused place: "
+                                      "{rule: fusion}, {rule: path_head, path}, or an evidence-set place "
+                                      "{rule: entity_page | bridge, entity, surface, page_of, hops}")
 
 
 class ParentChunk(_Open):
@@ -105,6 +108,9 @@ class TraceOut(_Open):
     expansions: list[str] = Field(description="other names of linked entities added to the BM25 query")
     feedback_entities: list[str]
     skipped_paths: dict[str, str] = Field(description="path -> why it was left out")
+    path_weights: dict[str, float] = Field(description="path -> the weight it voted with in fusion")
+    path_weight_reasons: dict[str, str] = Field(description="path -> why its weight differs from the setting")
+    evidence_set: list[str] = Field(description="chunk ids fusion placed as the question entities' pages and bridges")
     reranker: str | None
     below_threshold: bool
     timings_ms: dict[str, float]

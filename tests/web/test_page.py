@@ -142,6 +142,7 @@ def test_an_answers_graph_path_opens_in_the_explorer(page, live_server):
     wait_answer(page)
     page.click("#trace-box summary")
     item = page.locator("ol.hits > li", has_text="Maret Kuusik").first
+    assert "placed as the bridge of Glass Harbor: page of maret kuusik" in item.inner_text()
     item.locator("button.open-path").first.click()
     chain = page.locator("#entity-path .chain")
     chain.wait_for(state="visible")

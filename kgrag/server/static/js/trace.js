@@ -20,6 +20,7 @@ export function renderTrace(node, retrieval, answer, handlers) {
   const conversation = conversationSummary(trace.conversation);
   if (conversation) rows.unshift([t("tr_conversation"), conversation]);
   if (trace.feedback_entities?.length) rows.push([t("tr_feedback"), trace.feedback_entities.join(", ")]);
+  if (trace.path_weights) rows.push([t("tr_weights"), weightSummary(trace)]);
   rows.push([t("tr_reranker"), trace.reranker ?? t("tr_none")]);
   if (answer) rows.push([t("tr_answer"), answer.model ? `${answer.mode} (${answer.model})` : answer.mode]);
   rows.push([t("tr_timings"), Object.entries(trace.timings_ms).map(([k, v]) => `${k} ${v}`).join(", ")]);
@@ -63,6 +64,8 @@ function entityButton(key, label, handlers) {
 function hitItem(hit, handlers) {
   const found = Object.entries(hit.trace.paths).map(([p, r]) => `${t(`path_${p}`)} #${r.rank}`).join(", ");
   const ranks = [t("tr_fused", {rank: hit.trace.fused_rank})];
+  const placed = placedBy(hit.trace.placed_by);
+  if (placed) ranks.push(placed);
   if (hit.trace.rerank_rank != null) ranks.push(t("tr_reranked", {rank: hit.trace.rerank_rank}));
   const item = el("li", {},
     el("b", {}, hit.title || hit.doc_id), " ", el("code", {}, hit.chunk_id),
@@ -73,6 +76,23 @@ function hitItem(hit, handlers) {
         el("button", {type: "button", class: "link open-path", onclick: () => handlers.openPath(p)}, t("tr_open_path"))))));
   }
   return item;
+}
+
+/** "graph 0.2 (why) · bm25 1 · dense 1": the weight each path voted with in fusion. */
+function weightSummary(trace) {
+  return Object.entries(trace.path_weights).map(([path, w]) => {
+    const why = trace.path_weight_reasons?.[path];
+    return `${t(`path_${path}`)} ${w}${why ? ` (${why})` : ""}`;
+  }).join(" · ");
+}
+
+/** Why fusion put the hit where it is, when a rule (not the fused score) did. */
+function placedBy(placed) {
+  if (!placed || placed.rule === "fusion") return null;
+  if (placed.rule === "path_head") return t("tr_placed_head", {path: t(`path_${placed.path}`)});
+  if (placed.rule === "entity_page") return t("tr_placed_page", {entity: placed.surface});
+  if (placed.rule === "bridge") return t("tr_placed_bridge", {entity: placed.surface, page: placed.page_of});
+  return placed.rule;
 }
 
 /** "a —2→ b —1→ c" with every entity clickable. */
