@@ -92,6 +92,14 @@ class RetrievalSettings(BaseModel):
     hops: int = Field(2, ge=0, le=4)
     # Entities of the best N keyword hits also seed the graph walk (0: question entities only).
     feedback_chunks: int = Field(1, ge=0, le=10)
+    # Iterative retrieval (kgrag/retrieve/iterate.py): after the first retrieval, entities
+    # named in the best `iterate_hits` fused hits that no round used yet seed another graph
+    # walk, fused with the rest; at most `iterate_rounds` rounds in all (the first included),
+    # stopping early when a round adds no new top hit or `iterate_ms` has passed.
+    iterate: bool = True
+    iterate_rounds: int = Field(3, ge=1, le=10)
+    iterate_hits: int = Field(2, ge=1, le=20)
+    iterate_ms: float = Field(500.0, gt=0)
     # Local cross-encoder directory (bge-reranker-* through FlagEmbedding, others through
     # sentence-transformers CrossEncoder). None: the fused order stands.
     reranker_path: str | None = None

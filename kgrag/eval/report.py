@@ -16,7 +16,7 @@ from typing import Any
 from kgrag.eval.kb import IngestInfo
 
 # Stages in pipeline order; the three paths run in parallel, so they do not add up to total.
-STAGES = ("link", "dense", "bm25", "graph", "fusion", "fetch", "rerank", "parents", "total")
+STAGES = ("link", "dense", "bm25", "graph", "fusion", "iterate", "fetch", "rerank", "parents", "total")
 
 
 @dataclass
@@ -33,6 +33,9 @@ class ModeSummary:
     short_lists: int  # queries that ranked fewer passages than the depth scored
     below_threshold: int  # queries the pipeline would abstain on
     foreign_hits: int  # ranked passages that are not corpus ids (should be 0)
+    rounds: float = 1.0  # mean retrieve–reason rounds per question (1: no iteration)
+    max_rounds: int = 1
+    llm_calls: float = 0.0  # mean LLM calls per question for retrieval (rewriting, iteration)
 
 
 @dataclass
@@ -156,6 +159,8 @@ def render_markdown(r: EvalReport) -> str:
                         _pct(a.citation_gold), _ms(a.latency_ms.get("p50")), _ms(a.latency_ms.get("p95"))]], align_left=0)
     notes = [f"`{s.mode}`: {s.short_lists} queries ranked fewer than {r.depth} distinct passages"
              for s in r.modes if s.short_lists]
+    notes += [f"`{s.mode}`: {s.rounds:.2f} rounds per question (at most {s.max_rounds}), "
+              f"{s.llm_calls:.2f} LLM calls per question" for s in r.modes if s.max_rounds > 1 or s.llm_calls]
     notes += [f"`{s.mode}`: {s.foreign_hits} ranked passages are not in the corpus" for s in r.modes if s.foreign_hits]
     notes += [f"warning: {w}" for w in ing.warnings]
     if notes:

@@ -44,32 +44,52 @@ class EvalConfigError(InputError):
     """Evaluation options that cannot be honoured (unknown mode, rerank without a reranker)."""
 
 
+# Mode switches besides the paths, in the order a mode's name writes them.
+ITERATE = {"iter": "entities", "iter-llm": "llm"}
+
+
 @dataclass(frozen=True)
 class Mode:
+    """A row of the ablation. ``iterate``: the retrieve–reason driver ("entities", "llm"), None:
+    one round — a mode without ``+iter`` never iterates, whatever ``retrieval.iterate`` says,
+    so each row measures exactly what it names."""
+
     name: str
     paths: tuple[str, ...]
     rerank: bool = False
+    iterate: str | None = None
 
 
 def parse_mode(spec: str) -> Mode:
-    """``"bm25+dense"``, ``"bm25+dense+graph+rerank"``; the name keeps the order written."""
+    """``"bm25+dense"``, ``"bm25+dense+graph+rerank"``, ``"bm25+dense+graph+iter"``; the name
+    keeps the paths' order as written."""
     parts = [p.strip().lower() for p in spec.split("+") if p.strip()]
     rerank = "rerank" in parts
-    paths = tuple(dict.fromkeys(p for p in parts if p != "rerank"))
+    drivers = [ITERATE[p] for p in parts if p in ITERATE]
+    paths = tuple(dict.fromkeys(p for p in parts if p != "rerank" and p not in ITERATE))
     unknown = [p for p in paths if p not in PATHS]
-    if unknown or not paths:
+    if unknown or not paths or len(drivers) > 1:
         raise EvalConfigError(
-            f"mode {spec!r}: " + (f"unknown path(s) {unknown}" if unknown else "names no retrieval path")
-            + f"; paths are {'/'.join(PATHS)} joined by '+', optionally '+rerank'"
+            f"mode {spec!r}: " + (f"unknown path(s) {unknown}" if unknown else
+                                  "names no retrieval path" if not paths else "names two iteration drivers")
+            + f"; paths are {'/'.join(PATHS)} joined by '+', optionally '+rerank' and one of "
+              f"{['+' + k for k in ITERATE]}"
         )
-    return Mode("+".join(paths) + ("+rerank" if rerank else ""), paths, rerank)
+    iterate = drivers[0] if drivers else None
+    if iterate and "graph" not in paths:
+        raise EvalConfigError(f"mode {spec!r}: iteration seeds the graph path; add 'graph'")
+    suffix = ("+rerank" if rerank else "") + next(("+" + k for k, v in ITERATE.items() if v == iterate), "")
+    return Mode("+".join(paths) + suffix, paths, rerank, iterate)
 
 
-def parse_modes(specs: str | Sequence[str] | None, *, reranker: bool) -> list[Mode]:
+def parse_modes(specs: str | Sequence[str] | None, *, reranker: bool, iterate: bool = False) -> list[Mode]:
     """Comma-separated or a list; None: the standard ablation, plus the reranked full
-    pipeline when a reranker is configured."""
+    pipeline when a reranker is configured, and the iterating one when ``iterate``
+    (``retrieval.iterate``: the served default)."""
     if specs is None:
         specs = list(DEFAULT_MODES) + (["bm25+dense+graph+rerank"] if reranker else [])
+        if iterate:
+            specs.append("bm25+dense+graph" + ("+rerank" if reranker else "") + "+iter")
     elif isinstance(specs, str):
         specs = [s for s in specs.split(",") if s.strip()]
     modes = list({mode.name: mode for mode in map(parse_mode, specs)}.values())
@@ -113,7 +133,8 @@ def run_eval(
     if depth < max(ks[-1], NDCG_K):
         raise EvalConfigError(f"top_k {depth} is below the largest k ({ks[-1]}) or NDCG's {NDCG_K}")
     chunk_top_k = min(MAX_CHUNKS, CHUNKS_PER_PASSAGE * depth)
-    mode_list = parse_modes(modes, reranker=components.reranker is not None)
+    mode_list = parse_modes(modes, reranker=components.reranker is not None,
+                            iterate=components.settings.retrieval.iterate)
     with_answers = bool(components.settings.llm.model) if answers is None else answers
     gen_mode = parse_mode(answer_mode) if answer_mode else mode_list[-1]
     if with_answers and gen_mode.name not in {mode.name for mode in mode_list}:
@@ -144,7 +165,7 @@ def run_eval(
         for mode in mode_list:
             try:
                 result = retriever.retrieve(q.question, top_k=chunk_top_k, modes=mode.paths, rerank=mode.rerank,
-                                            history=q.history if history else ())
+                                            history=q.history if history else (), **_iteration(components, mode))
             except RetrievalError as e:
                 raise RetrievalError(f"query {q.id!r}, mode {mode.name}: {e}") from e
             record["modes"][mode.name] = _score(q, result, depth, ks, corpus.ids)
@@ -187,6 +208,18 @@ def question_type(q: EvalQuery) -> str | None:
     return str(kind) if kind else None
 
 
+def _iteration(components, mode: Mode) -> dict[str, Any]:
+    """``retrieve``'s iteration arguments for ``mode``: off, or on with the mode's driver."""
+    if mode.iterate is None:
+        return {"iterate": False}
+    if mode.iterate == "llm":
+        driver = getattr(components, "llm_driver", None)
+        if driver is None:
+            raise EvalConfigError(f"mode {mode.name}: '+iter-llm' needs an LLM: set llm.model")
+        return {"iterate": True, "driver": driver}
+    return {"iterate": True}
+
+
 def _warm_up(retriever, question: str, modes: list[Mode], top_k: int) -> None:
     """One untimed retrieval through every path (and the reranker): first calls load lazy
     model parts and warm caches, which would otherwise land in the first query's latency."""
@@ -217,6 +250,9 @@ def _score(q: EvalQuery, result: RetrievalResult, depth: int, ks: list[int], cor
         "reranked": result.reranker is not None,
         "below_threshold": result.below_threshold,
         "timings_ms": dict(result.timings_ms),
+        "rounds": len(result.iteration.rounds) if result.iteration else 1,
+        "llm_calls": result.iteration.llm_calls if result.iteration else 0,
+        "iteration": result.iteration.trace() if result.iteration else None,
     }
 
 
@@ -258,6 +294,9 @@ def _summarize(mode: Mode, per_query: list[dict[str, Any]], ks: list[int], full_
         short_lists=sum(1 for r in rows if r["passages"] < full_list),
         below_threshold=sum(1 for r in rows if r["below_threshold"]),
         foreign_hits=sum(r["foreign"] for r in rows),
+        rounds=m.mean([float(r["rounds"]) for r in rows]),
+        max_rounds=max((r["rounds"] for r in rows), default=1),
+        llm_calls=m.mean([float(r["llm_calls"]) for r in rows]),
     )
 
 

@@ -141,7 +141,8 @@ def path_weights(results: Sequence[PathResult], settings: RetrievalSettings) -> 
     evidence set), weight 1 → 0.2: rgb_zh_dev200 40.5 → 45.0 (BM25 alone 44.3; 0.1 gave 45.7,
     0.3 44.6), handbook_dev102 (questions alone) 72.7 → 74.7; the English multi-hop sets have
     such a page on nearly every question and do not move."""
-    weights = {r.name: settings.weights.get(r.name, 1.0) for r in results}
+    # A later round's list ("graph@2") votes with its path's weight.
+    weights = {r.name: settings.weights.get(r.name.split("@")[0], 1.0) for r in results}
     reasons: dict[str, str] = {}
     graph = next((r for r in results if r.name == "graph"), None)
     if graph is not None and graph.hits and len(results) > 1 \

@@ -15,7 +15,8 @@ from kgrag.errors import InputError
 from kgrag.lexicon.scripts import has_han
 from kgrag.models.base import Embedder, Reranker
 from kgrag.retrieve.followup import Completion, Turn, complete
-from kgrag.retrieve.fusion import Fused, fuse
+from kgrag.retrieve.fusion import Fused, Fusion, fuse
+from kgrag.retrieve.iterate import EntityFeedbackDriver, Iteration, IterationDriver, run_rounds
 from kgrag.retrieve.linking import EntityLinker
 from kgrag.retrieve.paths import DensePath, GraphWalkPath, KeywordPath
 from kgrag.retrieve.postprocess import drop_overlapping, expand_parents, lexical_coverage
@@ -41,10 +42,12 @@ class Retriever:
         reranker: Reranker | None = None,
         linker: EntityLinker | None = None,
         rewriter: Callable[[Completion], str] | None = None,
+        driver: IterationDriver | None = None,
     ):
         """``rewriter``: turns a follow-up into a standalone question (the LLM, when one is
         configured: ``kgrag.generate.rewrite``); any exception it raises keeps the rule's
-        completion, with the reason in the trace."""
+        completion, with the reason in the trace. ``driver``: plans iterative rounds (default:
+        the LLM-free ``EntityFeedbackDriver``)."""
         self.settings = settings
         self.chunk_index = chunk_index
         self.graph = graph
@@ -52,6 +55,7 @@ class Retriever:
         self.reranker = reranker
         self.linker = linker or EntityLinker(graph, settings.fuzzy_link_threshold)
         self.rewriter = rewriter
+        self.driver = driver or EntityFeedbackDriver(graph.chunk_entities, lambda: self.settings.iterate_hits)
         self.paths: dict[str, RetrievalPath] = {
             "dense": DensePath(chunk_index, lambda q: embedder.embed_queries([q])[0]),
             "bm25": KeywordPath(chunk_index),
@@ -86,10 +90,15 @@ class Retriever:
         modes: tuple[str, ...] | None = None,
         rerank: bool = True,
         history: Sequence[Turn] = (),
+        iterate: bool | None = None,
+        driver: IterationDriver | None = None,
     ) -> RetrievalResult:
         """``history``: the conversation's earlier turns, oldest first. A follow-up question
         ("and the next one?") is completed from them before any path runs
-        (``kgrag.retrieve.followup``); a standalone question is searched as written."""
+        (``kgrag.retrieve.followup``); a standalone question is searched as written.
+        ``iterate``: run retrieve–reason rounds after the first (``kgrag.retrieve.iterate``;
+        None: ``settings.iterate``); they need the graph path. ``driver``: plans them instead of
+        ``self.driver`` (the eval's ``+iter-llm``, a request naming the LLM driver)."""
         s = self.settings
         t_start = time.perf_counter()
         timings: dict[str, float] = {}
@@ -102,8 +111,17 @@ class Retriever:
 
         t = time.perf_counter()
         fusion = fuse(results, query, s, names_in=self.graph.chunk_entities)
-        evidence = next((r.evidence for r in results if r.name == "graph"), {})
         timings["fusion"] = _ms(t)
+        iteration = None
+        if (s.iterate if iterate is None else iterate) and "graph" in query.modes:
+            t = time.perf_counter()
+            results, fusion, iteration = self._iterate(driver or self.driver, query, results, fusion, t_start)
+            timings["iterate"] = _ms(t)
+        evidence: dict[str, list[GraphPath]] = {}
+        for r in results:  # the first round's routes first
+            if r.name.split("@")[0] == "graph":
+                for cid, routes in r.evidence.items():
+                    evidence.setdefault(cid, routes)
 
         t = time.perf_counter()
         pool_size = max(query.top_k, s.rerank_top) if (rerank and self.reranker) else query.top_k
@@ -129,7 +147,7 @@ class Retriever:
         timings["total"] = _ms(t_start)
         return RetrievalResult(query, hits, reranker_name, timings, below_threshold=below,
                                path_weights=fusion.weights, weight_reasons=fusion.reasons,
-                               evidence_set=[p.chunk_id for p in fusion.evidence])
+                               evidence_set=[p.chunk_id for p in fusion.evidence], iteration=iteration)
 
     def new_query(
         self, question: str, *, top_k: int | None = None, filters: SearchFilter | None = None,
@@ -185,6 +203,26 @@ class Retriever:
         for result in results:
             timings[result.name] = result.ms
         return results
+
+    def _iterate(self, driver: IterationDriver, query: Query, results: list[PathResult], fusion: Fusion,
+                 started: float) -> tuple[list[PathResult], Fusion, Iteration]:
+        """Further rounds planned by ``driver`` (``kgrag.retrieve.iterate``)."""
+        s = self.settings
+
+        def search(round_query: Query, number: int) -> list[PathResult]:
+            added = [self.paths["graph"].search(round_query, s.candidates)]
+            if round_query.question != query.question:  # a driver that rewrites the question
+                added += [self.paths[m].search(round_query, s.candidates) for m in ("bm25", "dense")
+                          if m in query.modes]
+            for r in added:
+                r.name = f"{r.name}@{number}"
+            return added
+
+        def fuse_all(all_results: list[PathResult], q: Query) -> Fusion:
+            return fuse(all_results, q, s, names_in=self.graph.chunk_entities)
+
+        return run_rounds(driver, query, results, fusion, search, fuse_all,
+                          max_rounds=s.iterate_rounds, budget_ms=s.iterate_ms, started=started)
 
     # -- stages --------------------------------------------------------------------------------
     def _complete(self, question: str, history: Sequence[Turn]) -> tuple[Completion | None, list | None]:

@@ -65,6 +65,7 @@ def trace_dict(result: RetrievalResult) -> dict[str, Any]:
         "reranker": result.reranker,
         "below_threshold": result.below_threshold,
         "timings_ms": result.timings_ms,
+        "iteration": None if result.iteration is None else result.iteration.trace(),
     }
 
 

@@ -10,6 +10,7 @@ from kgrag.types import Chunk, GraphPath, ScoredId
 
 if TYPE_CHECKING:
     from kgrag.retrieve.followup import Completion
+    from kgrag.retrieve.iterate import Iteration
 
 PATHS = ("dense", "bm25", "graph")
 
@@ -117,3 +118,5 @@ class RetrievalResult:
     path_weights: dict[str, float] = field(default_factory=dict)
     weight_reasons: dict[str, str] = field(default_factory=dict)
     evidence_set: list[str] = field(default_factory=list)
+    # The retrieve–reason rounds (None: iteration was off or not possible for these paths).
+    iteration: Iteration | None = None

@@ -102,6 +102,23 @@ class ConversationTrace(_Open):
     fallback_reason: str | None = Field(description="why the LLM's rewrite was not used (null: not tried or used)")
 
 
+class RoundOut(_Open):
+    round: int = Field(description="1: the first retrieval; 2..: the rounds after it")
+    query: str = Field(description="the question text this round searched with")
+    new_entities: list[str] = Field(description="entity keys this round seeded the graph walk with")
+    hits_added: list[str] = Field(description="chunk ids that entered the top hits in this round")
+    paths: list[str] = Field(description="the ranked lists this round added to fusion (e.g. graph@2)")
+    why: str
+    ms: float
+
+
+class IterationTrace(_Open):
+    driver: str = Field(description="who planned the rounds: 'entities' (LLM-free) or 'llm'")
+    rounds: list[RoundOut]
+    stopped: str = Field(description="why no further round ran")
+    llm_calls: int
+
+
 class TraceOut(_Open):
     modes: list[str]
     linked_entities: list[LinkedEntityOut]
@@ -115,6 +132,7 @@ class TraceOut(_Open):
     below_threshold: bool
     timings_ms: dict[str, float]
     conversation: ConversationTrace | None = Field(None, description="null when no history was sent")
+    iteration: IterationTrace | None = Field(None, description="the retrieve-reason rounds; null: one round")
     generation: GenerationTrace | None = None
 
 
