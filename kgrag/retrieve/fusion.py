@@ -150,6 +150,9 @@ def path_weights(results: Sequence[PathResult], settings: RetrievalSettings) -> 
         weights["graph"] *= settings.unstructured_graph_weight
         reasons["graph"] = (f"none of its top {STRUCTURE_TOP} hits is the page of a question or feedback "
                             f"entity: weight × {settings.unstructured_graph_weight}, no head place")
+        for later in (r.name for r in results if r.name.startswith("graph@")):  # iteration rounds' walks
+            weights[later] *= settings.unstructured_graph_weight
+            reasons[later] = reasons["graph"]
     return weights, reasons
 
 

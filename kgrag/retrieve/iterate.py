@@ -121,6 +121,8 @@ def run_rounds(driver: IterationDriver, query: Query, results: list[PathResult],
                   hits_added=_top(fusion, query.top_k), paths=[r.name for r in results], why="the question")
     rounds = [first]
     seen = {le.key for le in query.linked} | set(query.feedback)
+    if query.exclusion is not None:  # an excluded topic's entities never seed a round
+        seen |= query.exclusion.entities
     stopped = f"round budget ({max_rounds}) spent"
     llm_calls = 0
     for number in range(2, max_rounds + 1):

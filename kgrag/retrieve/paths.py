@@ -61,7 +61,7 @@ class KeywordPath:
 
     def search(self, query: Query, k: int) -> PathResult:
         t = time.perf_counter()
-        text = " ".join([query.question, *query.expansions])
+        text = " ".join([query.keyword_text, *query.expansions])
         return PathResult(self.name, self.index.search_bm25(text, k, query.filters), ms=_ms(t))
 
 

@@ -14,6 +14,7 @@ from kgrag.config import RetrievalSettings
 from kgrag.errors import InputError
 from kgrag.lexicon.scripts import has_han
 from kgrag.models.base import Embedder, Reranker
+from kgrag.retrieve.exclude import Exclusion
 from kgrag.retrieve.followup import Completion, Turn, complete
 from kgrag.retrieve.fusion import Fused, Fusion, fuse
 from kgrag.retrieve.iterate import EntityFeedbackDriver, Iteration, IterationDriver, run_rounds
@@ -21,6 +22,7 @@ from kgrag.retrieve.linking import EntityLinker
 from kgrag.retrieve.paths import DensePath, GraphWalkPath, KeywordPath
 from kgrag.retrieve.postprocess import drop_overlapping, expand_parents, lexical_coverage
 from kgrag.retrieve.types import PATHS, Hit, PathResult, Query, RetrievalPath, RetrievalResult
+from kgrag.retrieve.understand import Understanding, small_talk_reply, split_topic, understand
 from kgrag.stores.base import ChunkIndex, GraphReader
 from kgrag.stores.filters import SearchFilter
 from kgrag.types import GraphPath
@@ -106,6 +108,9 @@ class Retriever:
         query, own_links = self.new_query(question, top_k=top_k, filters=filters, modes=modes, history=history)
         completing = _ms(t)
         question = query.question
+        if query.understanding is not None and query.understanding.reply is not None:
+            timings["total"] = _ms(t_start)  # small talk: answered without retrieval
+            return RetrievalResult(query, [], None, timings)
         results = self.search_paths(query, timings, own_links=own_links)
         timings["link"] = round(timings["link"] + completing, 2)
 
@@ -125,7 +130,7 @@ class Retriever:
 
         t = time.perf_counter()
         pool_size = max(query.top_k, s.rerank_top) if (rerank and self.reranker) else query.top_k
-        hits = self._hits(fusion.items, evidence, filters, pool_size * 2)
+        hits = self._hits(fusion.items, evidence, filters, pool_size * 2, query.exclusion)
         timings["fetch"] = _ms(t)
 
         reranker_name = None
@@ -162,10 +167,19 @@ class Retriever:
         unknown = [m for m in modes if m not in PATHS]
         if unknown:
             raise RetrievalError(f"unknown retrieval mode(s) {unknown}; known: {list(PATHS)}")
+        if (reply := small_talk_reply(question)) is not None:  # no retrieval for "thanks!"
+            said = Understanding(question, question, question, reply=reply, route="small_talk")
+            return Query(question, top_k or self.settings.top_k, filters, modes, understanding=said), None
         completion, own_links = self._complete(question, history)
         if completion is not None:
             question = completion.question
-        query = Query(question, top_k or self.settings.top_k, filters, modes, completion=completion)
+        understanding = understand(question)
+        query = Query(understanding.search_text, top_k or self.settings.top_k, filters, modes,
+                      completion=completion, understanding=understanding)
+        if understanding.search_text != question or understanding.keyword_text != question:
+            own_links = None  # linked from the text as asked; link again from what is searched
+        if understanding.exclusions:
+            query.exclusion = self._exclusion(understanding.exclusions)
         if "dense" in modes and len(modes) > 1 and not self.embedder.multilingual and has_han(question):
             # An English-only embedder ranks Chinese text near randomly; its vote would only
             # push good keyword and graph hits down (CMRC 2018: fused R@1 84 vs BM25's 98).
@@ -190,7 +204,9 @@ class Retriever:
         if "bm25" in modes or "graph" in modes:
             completion = query.completion
             reuse = own_links is not None and completion is not None and not completion.followup
-            query.linked = own_links if reuse and own_links is not None else self.linker.link(query.question)
+            query.linked = own_links if reuse and own_links is not None else self.linker.link(query.keyword_text)
+            if query.exclusion is not None:  # an excluded topic's entity is never a seed
+                query.linked = [le for le in query.linked if le.key not in query.exclusion.entities]
             query.expansions = self.linker.expansions(query.linked) if "bm25" in modes else []
         timings["link"] = _ms(t)
         if "bm25" in modes:
@@ -200,6 +216,7 @@ class Retriever:
                 query.feedback = self._feedback(query, futures["bm25"].result())
             futures["graph"] = self.pool.submit(self.paths["graph"].search, query, s.candidates)
         results: list[PathResult] = [futures[name].result() for name in modes]
+        results = self._exclude(query, results)
         for result in results:
             timings[result.name] = result.ms
         return results
@@ -216,7 +233,7 @@ class Retriever:
                           if m in query.modes]
             for r in added:
                 r.name = f"{r.name}@{number}"
-            return added
+            return self._exclude(query, added)
 
         def fuse_all(all_results: list[PathResult], q: Query) -> Fusion:
             return fuse(all_results, q, s, names_in=self.graph.chunk_entities)
@@ -240,6 +257,26 @@ class Retriever:
                 completion.fallback_reason = str(exc)[:300] or type(exc).__name__
         return completion, own
 
+    def _exclusion(self, topics: list[str]) -> Exclusion:
+        """The constraint for ``topics``: each topic and its parts ("A and B"), plus every name of
+        an entity that a whole part names. An entity linked inside a longer part is not used:
+        "the Sales Development and Integrated Marketing departments" must not exclude every
+        page under "Marketing" (handbook_dev102 lost that question's gold page that way)."""
+        parts = list(dict.fromkeys(p for topic in topics for p in [topic, *split_topic(topic)]))
+        entities = {le.key for part in parts for le in self.linker.link(part)
+                    if le.surface.casefold().strip() == part.casefold().strip()}
+        terms = list(parts)
+        for key in sorted(entities):
+            entity = self.graph.get_entity(key)
+            if entity is not None:
+                terms += [entity.name, *entity.aliases]
+        return Exclusion(topics, list(dict.fromkeys(t for t in terms if t.strip())), entities)
+
+    def _exclude(self, query: Query, results: list[PathResult]) -> list[PathResult]:
+        if query.exclusion is None:
+            return results
+        return query.exclusion.apply(results, self.chunk_index.get)
+
     def _feedback(self, query: Query, keyword: PathResult) -> list[str]:
         """Entities of the best keyword hits, as extra graph seeds: the bridge entity of a
         multi-hop question is named in the passage that answers its first hop, not in the
@@ -248,21 +285,25 @@ class Retriever:
         top = [h.id for h in keyword.hits[: self.settings.feedback_chunks]]
         query.feedback_from = top
         by_chunk = self.graph.chunk_entities(top) if top else {}
-        linked = {le.key for le in query.linked}
+        linked = {le.key for le in query.linked} | (query.exclusion.entities if query.exclusion else set())
         keys = [k for cid in top for k in by_chunk.get(cid, []) if k not in linked]
         return list(dict.fromkeys(keys))
 
     def _hits(self, fused: list[Fused], evidence: dict[str, list[GraphPath]],
-              filters: SearchFilter | None, limit: int) -> list[Hit]:
+              filters: SearchFilter | None, limit: int, exclusion: Exclusion | None = None) -> list[Hit]:
         """Fused ids → Hits with their chunks; ``filters.matches`` drops the graph's hits the
-        stores' filtered searches would not have returned (the graph holds no chunk metadata)."""
+        stores' filtered searches would not have returned (the graph holds no chunk metadata),
+        ``exclusion`` what is about an excluded topic."""
         head = fused[: limit]
         chunks = {c.id: c for c in self.chunk_index.get([item.chunk_id for item in head])}
+        banned = set() if exclusion is None else exclusion.excluded_ids(list(chunks), lambda ids: [chunks[i] for i in ids])
         hits: list[Hit] = []
         for item in head:
             chunk = chunks.get(item.chunk_id)
             if chunk is None or (filters is not None and not filters.matches(chunk)):
                 continue  # graph evidence for a chunk the index no longer has, or filtered out
+            if exclusion is not None and chunk.id in banned:
+                continue  # an evidence-set page about an excluded topic
             hits.append(
                 Hit(chunk, item.score, item.ranks, fused_rank=len(hits) + 1, fused_score=item.score,
                     graph_paths=evidence.get(item.chunk_id, []), placed_by=item.placed_by)

@@ -66,6 +66,8 @@ def trace_dict(result: RetrievalResult) -> dict[str, Any]:
         "below_threshold": result.below_threshold,
         "timings_ms": result.timings_ms,
         "iteration": None if result.iteration is None else result.iteration.trace(),
+        "understanding": None if q.understanding is None else q.understanding.trace(),
+        "exclusion": None if q.exclusion is None else q.exclusion.trace(),
     }
 
 

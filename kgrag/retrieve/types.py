@@ -9,8 +9,10 @@ from kgrag.stores.filters import SearchFilter
 from kgrag.types import Chunk, GraphPath, ScoredId
 
 if TYPE_CHECKING:
+    from kgrag.retrieve.exclude import Exclusion
     from kgrag.retrieve.followup import Completion
     from kgrag.retrieve.iterate import Iteration
+    from kgrag.retrieve.understand import Understanding
 
 PATHS = ("dense", "bm25", "graph")
 
@@ -43,6 +45,16 @@ class Query:
     skipped: dict[str, str] = field(default_factory=dict)
     # How the question was completed from the conversation (None: asked without history).
     completion: Completion | None = None
+    # What the LLM-free rules decided (kgrag.retrieve.understand): filler, exclusions, small talk.
+    understanding: Understanding | None = None
+    # Topics no hit may be about, applied on every path (kgrag.retrieve.exclude).
+    exclusion: Exclusion | None = None
+
+    @property
+    def keyword_text(self) -> str:
+        """What BM25 and the entity linker read: the question without politeness and filler."""
+        u = self.understanding
+        return u.keyword_text if u is not None and u.search_text == self.question else self.question
 
     @property
     def original_question(self) -> str:

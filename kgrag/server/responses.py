@@ -119,6 +119,21 @@ class IterationTrace(_Open):
     llm_calls: int
 
 
+class UnderstandingTrace(_Open):
+    route: Literal["retrieve", "small_talk"] = Field(description="small_talk: answered with a short reply, nothing retrieved")
+    search_text: str = Field(description="what the paths searched with (exclusion clauses removed)")
+    keyword_text: str = Field(description="what BM25 and entity linking read (politeness and filler removed)")
+    stripped: list[str] = Field(description="the filler removed, as written")
+    exclusions: list[str] = Field(description="topics the question excludes")
+
+
+class ExclusionTrace(_Open):
+    topics: list[str]
+    terms: list[str] = Field(description="the topics and the other names of the entities they link")
+    entities: list[str] = Field(description="entity keys whose chunks are excluded and which seed no walk")
+    dropped: dict[str, int] = Field(description="path -> chunks removed from its ranked list")
+
+
 class TraceOut(_Open):
     modes: list[str]
     linked_entities: list[LinkedEntityOut]
@@ -133,6 +148,8 @@ class TraceOut(_Open):
     timings_ms: dict[str, float]
     conversation: ConversationTrace | None = Field(None, description="null when no history was sent")
     iteration: IterationTrace | None = Field(None, description="the retrieve-reason rounds; null: one round")
+    understanding: UnderstandingTrace | None = None
+    exclusion: ExclusionTrace | None = Field(None, description="null when the question excludes nothing")
     generation: GenerationTrace | None = None
 
 

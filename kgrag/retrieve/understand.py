@@ -1,0 +1,186 @@
+"""LLM-free query understanding, run on every question before any path: small talk is answered
+without retrieval, politeness and filler are stripped from what the keyword path and the
+entity linker read, and exclusions ("not about X", "除了X", "不包括X", ", without X") become
+constraints every path obeys instead of words to match.
+
+Rules, not a model: they are anchored (filler only at the start or end of the question, an
+exclusion only after its cue), so a question that merely contains "please" or "without" in its
+content keeps it. ``understand`` never fails; what it decided is in the trace
+(``Understanding.trace``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from kgrag.lexicon.scripts import has_han
+
+# Whole-message small talk (after trimming punctuation, emoji and whitespace), en and zh.
+_SMALL_TALK_EN = re.compile(
+    r"^(?:(?:hi|hello|hey|hiya|yo|greetings|good (?:morning|afternoon|evening|night)|"
+    r"thanks?(?: you)?(?: (?:so|very) much)?|thank u|thx|ty|cheers|many thanks|"
+    r"bye|goodbye|see you|ok(?:ay)?|cool|great|nice|how are you(?: doing)?|who are you|"
+    r"what'?s up)(?: there)?[\s,!.]*)+$", re.IGNORECASE)
+_SMALL_TALK_ZH = re.compile(
+    r"^(?:你好|您好|大家好|嗨|哈喽|哈啰|早上好|上午好|下午好|晚上好|早安|晚安|谢谢(?:你|您|啦)?|多谢|感谢|"
+    r"再见|拜拜|好的|好|嗯|收到|你是谁|你好吗|在吗|辛苦了)+$")
+_TRIM = re.compile(r"[\s\W_]+", re.UNICODE)
+
+REPLY_EN = ("Hello! Ask me a question about the documents in the knowledge base and I will answer "
+            "with citations.")
+REPLY_THANKS_EN = "You're welcome! Ask me anything else about the documents."
+REPLY_ZH = "你好！请就知识库中的文档提问，我会给出带引用的回答。"
+REPLY_THANKS_ZH = "不客气！还有关于文档的问题可以继续问我。"
+
+# Filler at the start or the end of a question; removed repeatedly ("Hi, could you please tell me").
+_LEAD_EN = re.compile(
+    r"^(?:(?:hi|hello|hey)(?: there)?[,!.]?\s+|please[,]?\s+|kindly\s+|"
+    r"(?:could|can|would|will) you(?: please)?(?: kindly)?\s+(?:tell|show|explain to|let) me\s+|"
+    r"(?:could|can|would|will) you(?: please)?\s+(?=(?:explain|describe|list|find|summari[sz]e)\b)|"
+    r"i(?:'d| would) like to know\s+|i want to know\s+|i wonder(?:ed)?\s+|do you know\s+|"
+    r"tell me\s+(?=(?:who|what|when|where|which|why|how|if|whether|about)\b)|"
+    r"(?:just )?(?:a )?quick question[:,]?\s+)", re.IGNORECASE)
+# Only after a comma or a sentence end: "the value of saying thanks?" keeps its "thanks".
+_TAIL_EN = re.compile(r"(?<=[,.!?])(?:\s*(?:please|thanks?(?: you)?(?: in advance)?(?: so much)?|thx|cheers)[,.!]*)+\s*$",
+                      re.IGNORECASE)
+_LEAD_ZH = re.compile(r"^(?:你好|您好|嗨|请问一下|请问|请|麻烦(?:你|您)?|劳驾|打扰一下|"
+                      r"(?:你|您)?(?:能|可以)(?:不能|不可以)?(?:告诉|帮)我|帮我(?:查|看)(?:一下)?|我想(?:知道|问|了解)(?:一下)?|"
+                      r"想问(?:一下)?)[，,、\s]*")
+_TAIL_ZH = re.compile(r"(?<=[，,。！!？?])(?:\s*(?:谢谢(?:你|您|啦)?|多谢|感谢|麻烦了|拜托了)[。！!]*)+\s*$")
+
+# Exclusion cues; the excluded topic runs to the next clause boundary. "Apart from / other than /
+# besides X" are left out: they usually mean "in addition to X", whose passage holds the answer.
+_STOP = r"[^,.;:!?，。；：！？、()（）]"
+_EXCLUDE_EN = re.compile(
+    rf"(?:^|[\s,;(])(?:(?:but|and) )?(?:not about|not including|excluding|except(?: for)?|leaving out|ignoring)\s+(?P<x>{_STOP}+?)(?=\s*(?:[,.;:!?()]|$))"
+    rf"|(?:^|[,;(]\s*)without\s+(?P<w>{_STOP}+?)(?=\s*(?:[,.;:!?()]|$))",
+    re.IGNORECASE)
+# "除了X还/也…" means "besides X" (X is included, and its passage usually holds the answer): only
+# "除了X" without such a continuation excludes; "废除了" (abolished) is not a cue.
+_CUE_ZH = re.compile(r"(?<![废排清删解免拆革根扣剔消铲破])除了|除去|不包括|不包含|排除|不是关于|不涉及")
+_CLAUSE_END_ZH = re.compile(r"[,.;:!?，。；：！？]")
+_TOPIC_END_ZH = re.compile(r"以外|之外|外|的")
+_INCLUSIVE_ZH = re.compile(r"[还也]|另外|以及")
+_SENTENCE_END_ZH = re.compile(r"[.!?。！？]")
+_QUESTION_WORD_ZH = re.compile(r"哪|什么|谁|几|多少|怎")
+# Articles and quotes around an excluded topic are not part of it.
+_TOPIC_EDGES = re.compile(r"^(?:the|a|an|any|anything about|those about|ones about)\s+|[\"'“”‘’「」《》]", re.IGNORECASE)
+
+
+@dataclass
+class Understanding:
+    """What the rules decided about one question.
+
+    ``search_text``: what the paths search with (exclusion clauses removed); ``keyword_text``:
+    that without filler, for BM25 and entity linking. ``exclusions``: topics no hit may be
+    about. ``reply``: set for small talk — answer it, retrieve nothing."""
+
+    original: str
+    search_text: str
+    keyword_text: str
+    exclusions: list[str] = field(default_factory=list)
+    stripped: list[str] = field(default_factory=list)  # the filler removed, as written
+    reply: str | None = None
+    route: str = "retrieve"  # "retrieve" | "small_talk"
+
+    def trace(self) -> dict[str, object]:
+        return {"route": self.route, "search_text": self.search_text, "keyword_text": self.keyword_text,
+                "stripped": self.stripped, "exclusions": self.exclusions}
+
+
+def understand(question: str) -> Understanding:
+    """The decisions for ``question`` (already stripped, non-empty)."""
+    reply = small_talk_reply(question)
+    if reply is not None:
+        return Understanding(question, question, question, reply=reply, route="small_talk")
+    exclusions, search_text = _exclusions(question)
+    keyword_text, stripped = strip_filler(search_text)
+    return Understanding(question, search_text, keyword_text, exclusions, stripped)
+
+
+def small_talk_reply(question: str) -> str | None:
+    """A short reply when the whole message is a greeting, thanks or goodbye; else None."""
+    core = _TRIM.sub(" ", question).strip()
+    if not core:
+        return None
+    thanks = re.search(r"thank|thx|\bty\b|cheers|谢|感谢", core, re.IGNORECASE) is not None
+    if has_han(core):
+        if _SMALL_TALK_ZH.match(core.replace(" ", "")):
+            return REPLY_THANKS_ZH if thanks else REPLY_ZH
+        return None
+    if _SMALL_TALK_EN.match(core):
+        return REPLY_THANKS_EN if thanks else REPLY_EN
+    return None
+
+
+def strip_filler(text: str) -> tuple[str, list[str]]:
+    """``text`` without leading/trailing politeness and filler (en and zh), and what was
+    removed. Never returns an empty string: a question that is all filler stays as it was."""
+    removed: list[str] = []
+    current = text.strip()
+    for pattern in (_LEAD_EN, _LEAD_ZH, _TAIL_EN, _TAIL_ZH):
+        while True:
+            m = pattern.search(current)
+            if m is None or not m.group(0).strip() or len(m.group(0)) >= len(current):
+                break
+            removed.append(m.group(0).strip())
+            current = (current[: m.start()] + current[m.end():]).strip().rstrip(",，")
+    if current and current[0].islower() and removed and not has_han(current[:1]):
+        current = current[0].upper() + current[1:]
+    return (current or text.strip()), removed
+
+
+def _exclusions(question: str) -> tuple[list[str], str]:
+    """(excluded topics, the question without the exclusion clauses)."""
+    topics: list[str] = []
+    spans: list[tuple[int, int]] = []
+    for m in _EXCLUDE_EN.finditer(question):
+        raw = m.group("x") if m.group("x") is not None else m.group("w")
+        topic = _TOPIC_EDGES.sub("", raw.strip()).strip()
+        if topic and len(topic) <= 80:
+            topics.append(topic)
+            spans.append((m.start(), m.end()))
+    for topic, span in _zh_exclusions(question):
+        topics.append(topic)
+        spans.append(span)
+    if not spans:
+        return [], question
+    text = question
+    for start, end in sorted(spans, reverse=True):
+        text = text[:start] + " " + text[end:]
+    text = re.sub(r"\s+([,.;:!?，。；：！？])", r"\1", re.sub(r"\s{2,}", " ", text))
+    text = re.sub(r"[,，;；]+\s*(?=[.!?。！？]|$)", "", text).strip(" ,，;；")
+    return list(dict.fromkeys(topics)), (text if _has_content(text) else question)
+
+
+_TOPIC_PARTS = re.compile(r"\s*(?:,|\band\b|\bor\b|、|和|与|或|及)\s*", re.IGNORECASE)
+
+
+def split_topic(topic: str) -> list[str]:
+    """The parts of a listed topic ("A and B", "A、B"); [] when it is one."""
+    parts = [p.strip() for p in _TOPIC_PARTS.split(topic) if p.strip()]
+    return parts if len(parts) > 1 else []
+
+
+def _zh_exclusions(question: str) -> list[tuple[str, tuple[int, int]]]:
+    """(topic, span to remove) per Chinese exclusion cue whose clause is not inclusive."""
+    out = []
+    for cue in _CUE_ZH.finditer(question):
+        end = _CLAUSE_END_ZH.search(question, cue.end())
+        clause_end = end.start() if end else len(question)
+        clause = question[cue.end():clause_end]
+        sentence = _SENTENCE_END_ZH.search(question, cue.end())
+        rest = question[cue.end(): sentence.start() if sentence else len(question)]
+        if _INCLUSIVE_ZH.search(rest):
+            continue  # "除了X，还有…": besides X, not without it
+        cut = _TOPIC_END_ZH.search(clause)  # "除了哪些部位…" names no topic: skipped below
+        topic = _TOPIC_EDGES.sub("", clause[: cut.start()] if cut else clause).strip()
+        if topic and len(topic) <= 40 and not _QUESTION_WORD_ZH.search(topic):
+            span_end = cue.end() + (cut.end() if cut else len(clause))
+            out.append((topic, (cue.start(), span_end)))
+    return out
+
+
+def _has_content(text: str) -> bool:
+    return bool(_TRIM.sub("", text))
