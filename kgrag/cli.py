@@ -181,7 +181,8 @@ def query(settings: Settings, question: str, top_k: int | None, modes: tuple[str
         except StoreError as e:  # a broken store: the knowledge base's fault, not the question's
             raise click.ClickException(f"a store failed: {e}") from e
         answer = None if retrieve_only else comps.generator.answer(
-            question, result.hits, abstain=result.below_threshold, expansions=result.query.expansions)
+            question, result.hits, abstain=result.below_threshold, expansions=result.query.expansions,
+            reply=result.query.understanding.reply if result.query.understanding else None)
     finally:
         comps.close()
     if as_json:

@@ -31,6 +31,11 @@ def abstention(question: str) -> Answer:
     )
 
 
+def small_talk(reply: str) -> Answer:
+    """The reply to a greeting or thanks (``kgrag.retrieve.understand``): nothing was retrieved."""
+    return Answer(text=reply, citations=[], abstained=False, mode="small_talk")
+
+
 class Generator:
     """Thread-safe: holds settings only, so one instance serves every request thread."""
 
@@ -44,10 +49,13 @@ class Generator:
         self.max_context_chars = max_context_chars
 
     def answer(self, question: str, hits: Sequence[Hit], *, abstain: bool = False,
-               expansions: Sequence[str] = ()) -> Answer:
+               expansions: Sequence[str] = (), reply: str | None = None) -> Answer:
         """``expansions``: other names of the entities the question names (from retrieval); the
-        extractive answerer counts them as question terms ("LCA" finds "lowest common ancestor")."""
+        extractive answerer counts them as question terms ("LCA" finds "lowest common ancestor").
+        ``reply``: the question was small talk; this is the answer (no LLM call)."""
         started = time.perf_counter()
+        if reply is not None:
+            return _timed(small_talk(reply), started)
         question = _checked_question(question)
         if abstain or not hits:
             return _timed(abstention(question), started)
@@ -66,7 +74,7 @@ class Generator:
         return _timed(answer, started)
 
     def stream(self, question: str, hits: Sequence[Hit], *, abstain: bool = False,
-               expansions: Sequence[str] = ()) -> Iterator[dict]:
+               expansions: Sequence[str] = (), reply: str | None = None) -> Iterator[dict]:
         """Events: ``{"type": "token", "text": ...}``... then ``{"type": "answer", "answer": {...}}``.
 
         The answer event's text is the authoritative one: the checked text (invalid markers
@@ -76,8 +84,8 @@ class Generator:
         """
         started = time.perf_counter()
         question = _checked_question(question)
-        if abstain or not hits or not self.settings.model:
-            answer = self.answer(question, hits, abstain=abstain, expansions=expansions)
+        if reply is not None or abstain or not hits or not self.settings.model:
+            answer = self.answer(question, hits, abstain=abstain, expansions=expansions, reply=reply)
             yield {"type": "token", "text": answer.text}
             yield {"type": "answer", "answer": answer.to_dict()}
             return

@@ -40,7 +40,7 @@ class Answer:
     text: str
     citations: list[Citation]
     abstained: bool
-    mode: str  # "llm" | "extractive" | "abstain"
+    mode: str  # "llm" | "extractive" | "abstain" | "small_talk"
     model: str | None = None  # litellm model name when mode == "llm"
     # Markers naming a source that was not given (e.g. "[7]" with 5 sources): removed from text.
     invalid_citations: list[str] = field(default_factory=list)

@@ -40,6 +40,9 @@ class RoundPlan:
 
     seeds: list[str] = field(default_factory=list)
     question: str | None = None
+    # Text for the dense path only (the LLM-free driver: the question plus the best hit's
+    # opening, so the embedding reaches for the next hop's passage).
+    dense_text: str | None = None
     why: str = ""
     stop: str | None = None
     llm_calls: int = 0
@@ -86,27 +89,44 @@ class IterationDriver(Protocol):
 
 class EntityFeedbackDriver:
     """LLM-free: the entities named in the ``hits`` best fused chunks that no earlier round
-    used (neither the question's own, nor feedback seeds) become graph seeds."""
+    used (neither the question's own, nor feedback seeds) become graph seeds, and the dense
+    path searches again with the question plus the opening ``DENSE_CONTEXT_CHARS`` of the best
+    hit (pseudo-relevance feedback: the first hop's passage names the second hop's subject).
+
+    Not run when the graph found no page of a question entity (fusion lowered its weight):
+    then the hits are news-like passages whose named entities lead nowhere in particular —
+    measured on rgb_zh_dev200, iterating anyway lowered R@5 45.0 → 42.8."""
 
     name = "entities"
 
-    def __init__(self, names_in: Callable[[list[str]], dict[str, list[str]]], hits: Callable[[], int] = lambda: 2):
-        """``hits``: how many fused hits are read (a callable: the retriever's current setting)."""
+    def __init__(self, names_in: Callable[[list[str]], dict[str, list[str]]],
+                 texts: Callable[[list[str]], list[str]], hits: Callable[[], int] = lambda: 2):
+        """``names_in``: chunk ids → entity keys they mention; ``texts``: chunk ids → texts;
+        ``hits``: how many fused hits are read (a callable: the retriever's current setting)."""
         self.names_in = names_in
+        self.texts = texts
         self.hits = hits
 
     def plan(self, query: Query, fusion: Fusion, seen_entities: set[str], rounds: Sequence[Round]) -> RoundPlan:
+        if "graph" in fusion.reasons:
+            return RoundPlan(stop="the graph reached no page of a question entity: nothing to follow")
         n = self.hits()
         top = [item.chunk_id for item in fusion.items[:n]]
         by_chunk = self.names_in(top) if top else {}
         new = list(dict.fromkeys(k for cid in top for k in by_chunk.get(cid, []) if k not in seen_entities))
         if not new:
             return RoundPlan(stop=f"the top {n} hits name no entity not searched already")
-        return RoundPlan(seeds=new, why=f"entities named in the top {len(top)} hits")
+        best = self.texts(top[:1])
+        dense_text = f"{query.question} {best[0][:DENSE_CONTEXT_CHARS]}" if best else None
+        return RoundPlan(seeds=new, dense_text=dense_text, why=f"entities named in the top {len(top)} hits")
 
 
-# Runs one planned round: (query for this round, round number) → the path lists it adds.
-SearchRound = Callable[[Query, int], list[PathResult]]
+# Runs one planned round: (query for this round, its plan, round number) → the lists it adds.
+SearchRound = Callable[[Query, RoundPlan, int], list[PathResult]]
+# Of the best hit, what the dense round reads after the question. Measured (MuSiQue R@5 with
+# the graph round: 76.9 without a dense round): 150 chars 77.5, 300 77.5, 600 78.0, the whole
+# chunk 77.7; reading the top 2 hits' openings 76.8.
+DENSE_CONTEXT_CHARS = 600
 Fuse = Callable[[list[PathResult], Query], Fusion]
 
 
@@ -139,7 +159,7 @@ def run_rounds(driver: IterationDriver, query: Query, results: list[PathResult],
         round_query = copy.copy(query)
         round_query.feedback = list(dict.fromkeys([*query.feedback, *plan.seeds]))
         round_query.question = plan.question or query.question
-        added = search(round_query, number)
+        added = search(round_query, plan, number)
         before = set(_top(fusion, query.top_k))
         results = [*results, *added]
         fusion = fuse(results, query)

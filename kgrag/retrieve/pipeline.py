@@ -5,6 +5,7 @@ harness all call ``Retriever.retrieve``, so what is measured is what is served.
 
 from __future__ import annotations
 
+import copy
 import os
 import time
 from collections.abc import Callable, Sequence
@@ -17,7 +18,7 @@ from kgrag.models.base import Embedder, Reranker
 from kgrag.retrieve.exclude import Exclusion
 from kgrag.retrieve.followup import Completion, Turn, complete
 from kgrag.retrieve.fusion import Fused, Fusion, fuse
-from kgrag.retrieve.iterate import EntityFeedbackDriver, Iteration, IterationDriver, run_rounds
+from kgrag.retrieve.iterate import EntityFeedbackDriver, Iteration, IterationDriver, RoundPlan, run_rounds
 from kgrag.retrieve.linking import EntityLinker
 from kgrag.retrieve.paths import DensePath, GraphWalkPath, KeywordPath
 from kgrag.retrieve.postprocess import drop_overlapping, expand_parents, lexical_coverage
@@ -57,7 +58,8 @@ class Retriever:
         self.reranker = reranker
         self.linker = linker or EntityLinker(graph, settings.fuzzy_link_threshold)
         self.rewriter = rewriter
-        self.driver = driver or EntityFeedbackDriver(graph.chunk_entities, lambda: self.settings.iterate_hits)
+        self.driver = driver or EntityFeedbackDriver(
+            graph.chunk_entities, lambda ids: [c.text for c in chunk_index.get(ids)], lambda: self.settings.iterate_hits)
         self.paths: dict[str, RetrievalPath] = {
             "dense": DensePath(chunk_index, lambda q: embedder.embed_queries([q])[0]),
             "bm25": KeywordPath(chunk_index),
@@ -226,11 +228,15 @@ class Retriever:
         """Further rounds planned by ``driver`` (``kgrag.retrieve.iterate``)."""
         s = self.settings
 
-        def search(round_query: Query, number: int) -> list[PathResult]:
+        def search(round_query: Query, plan: RoundPlan, number: int) -> list[PathResult]:
             added = [self.paths["graph"].search(round_query, s.candidates)]
             if round_query.question != query.question:  # a driver that rewrites the question
                 added += [self.paths[m].search(round_query, s.candidates) for m in ("bm25", "dense")
                           if m in query.modes]
+            elif plan.dense_text and "dense" in query.modes:
+                dense_query = copy.copy(round_query)
+                dense_query.question = plan.dense_text
+                added.append(self.paths["dense"].search(dense_query, s.candidates))
             for r in added:
                 r.name = f"{r.name}@{number}"
             return self._exclude(query, added)

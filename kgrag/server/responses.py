@@ -177,7 +177,8 @@ class QueryResponse(_Open):
     conversation_id: str | None = Field(None, description="the conversation this turn was added to, when one was named")
     citations: list[CitationOut]
     abstained: bool
-    mode: Literal["llm", "extractive", "abstain"]
+    mode: Literal["llm", "extractive", "abstain", "small_talk"] = Field(
+        description="small_talk: a greeting or thanks, answered without retrieval (trace.understanding.route)")
     model: str | None
     invalid_citations: list[str]
     unsupported_sentences: list[str]

@@ -84,7 +84,7 @@ def query():
     if req.stream:
         return _sse(req, question, result, generator, metrics)
     answer = generator.answer(question, result.hits, abstain=result.below_threshold,
-                              expansions=result.query.expansions)
+                              expansions=result.query.expansions, reply=_reply(result))
     _outcome(metrics, answer.abstained, answer.mode, answer.timings_ms)
     body = answer.response(result)
     body["trace"]["generation"] = {
@@ -94,6 +94,12 @@ def query():
     body["trace_id"] = request_id()
     _remember(req, answer.text, body)
     return jsonify(body)
+
+
+def _reply(result) -> str | None:
+    """The short reply when the question was small talk (nothing was retrieved)."""
+    u = result.query.understanding
+    return None if u is None else u.reply
 
 
 def _outcome(metrics, abstained: bool, mode: str, timings_ms: dict) -> None:
@@ -110,7 +116,7 @@ def _sse(req, question, result, generator, metrics) -> Response:
         retrieval["trace_id"] = trace_id
         yield _event("retrieval", retrieval)
         for event in generator.stream(question, result.hits, abstain=result.below_threshold,
-                                      expansions=result.query.expansions):
+                                      expansions=result.query.expansions, reply=_reply(result)):
             if event.get("type") == "answer":
                 answer = event["answer"]
                 _outcome(metrics, bool(answer.get("abstained")), answer.get("mode", ""), answer.get("timings_ms", {}))

@@ -1,0 +1,131 @@
+"""LLM-free query understanding (kgrag/retrieve/understand.py, exclude.py): the rules on their
+own, then end to end on the demo knowledge base (embedded stores, shipped models) and over HTTP."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from kgrag.retrieve.understand import small_talk_reply, strip_filler, understand
+from kgrag.server.app import create_app
+
+LCA_NAMES = ("Lowest Common Ancestor", "LCA", "最近公共祖先", "最低公共祖先")
+
+
+@pytest.mark.parametrize("question, expected", [
+    ("Could you please tell me who directed Glass Harbor? Thanks", "Who directed Glass Harbor?"),
+    ("Hi, can you tell me what LCA is? Thanks in advance!", "What LCA is?"),
+    ("I'd like to know how permissions are granted", "How permissions are granted"),
+    ("请问最近公共祖先怎么求？谢谢", "最近公共祖先怎么求？"),
+    ("麻烦你帮我查一下RBAC是什么", "RBAC是什么"),
+    ("我想知道倍增法的复杂度", "倍增法的复杂度"),
+    # Content words that look like filler stay.
+    ("What is the company value of saying thanks?", "What is the company value of saying thanks?"),
+    ("What does please mean?", "What does please mean?"),
+    ("please", "please"),
+])
+def test_filler_is_stripped_in_both_languages(question, expected):
+    assert strip_filler(question)[0] == expected
+
+
+@pytest.mark.parametrize("message", ["你好", "您好！", "谢谢", "thanks!", "Hi there", "Hello, how are you?",
+                                     "Thank you so much :)", "good morning", "再见～"])
+def test_small_talk_gets_a_reply(message):
+    reply = small_talk_reply(message)
+    assert reply
+    assert bool(re.search(r"[\u4e00-\u9fff]", reply)) == bool(re.search(r"[\u4e00-\u9fff]", message))
+
+
+@pytest.mark.parametrize("question", ["Hello world program in C?", "Thanks to whom was the bridge built?",
+                                      "你好是什么意思？", "What is LCA?"])
+def test_questions_are_not_small_talk(question):
+    assert small_talk_reply(question) is None
+    assert understand(question).route == "retrieve"
+
+
+@pytest.mark.parametrize("question, topics, searched", [
+    ("Which algorithms answer queries in O(log n), not about LCA?", ["LCA"],
+     "Which algorithms answer queries in O(log n)?"),
+    ("Excluding the Red Book, how are the Books of Clanranald kept?", ["Red Book"],
+     "how are the Books of Clanranald kept?"),
+    ("Without Docker, how do I install it?", ["Docker"], "how do I install it?"),
+    ("除了北京以外，哪些城市举办过奥运会？", ["北京"], "哪些城市举办过奥运会？"),
+    ("哪些城市举办过奥运会，不包括北京？", ["北京"], "哪些城市举办过奥运会？"),
+    ("不包括张三的项目有哪些", ["张三"], "项目有哪些"),
+    # Not exclusions: "besides X" includes X; "without" inside a clause is content; "废除了" is a verb.
+    ("赫哲诸语言除了赫哲语还包括哪些语言？", [], "赫哲诸语言除了赫哲语还包括哪些语言？"),
+    ("泰国皇家军队除了效忠国王，还有什么职责？", [], "泰国皇家军队除了效忠国王，还有什么职责？"),
+    ("柴郡废除了非都市郡，改制为几个单一管理区？", [], "柴郡废除了非都市郡，改制为几个单一管理区？"),
+    ("How do I run the server without root?", [], "How do I run the server without root?"),
+])
+def test_exclusions_are_parsed_out_of_the_searched_text(question, topics, searched):
+    u = understand(question)
+    assert u.exclusions == topics
+    assert u.search_text == searched
+    for topic in topics:  # never a keyword to match
+        assert topic not in u.keyword_text
+
+
+def _about_lca(hit) -> bool:
+    """Independent of the implementation: the heading names LCA, or the text does twice."""
+    head = f"{hit.chunk.title} {hit.chunk.section_path}"
+    mentions = sum(hit.chunk.text.count(name) for name in LCA_NAMES)
+    return any(name in head for name in LCA_NAMES) or mentions >= 2
+
+
+@pytest.mark.parametrize("modes, iterate", [
+    (("dense",), False), (("bm25",), False), (("graph",), False),
+    (("dense", "bm25", "graph"), False), (("dense", "bm25", "graph"), True),
+])
+@pytest.mark.parametrize("asked, excluded", [
+    ("Which algorithms answer each query in O(log n)?", "Which algorithms answer each query in O(log n), not about LCA?"),
+    ("哪些算法借助并查集回答询问？", "除了最近公共祖先，哪些算法借助并查集回答询问？"),
+])
+def test_an_excluded_topic_never_comes_back_on_any_path(demo_kb, modes, iterate, asked, excluded):
+    plain = demo_kb.retriever.retrieve(asked, top_k=10, modes=modes, iterate=iterate)
+    if "bm25" in modes:  # so the test can fail (MiniLM ranks Chinese near randomly: dense alone not)
+        assert any(_about_lca(h) for h in plain.hits), "the test question must reach LCA pages"
+    result = demo_kb.retriever.retrieve(excluded, top_k=10, modes=modes, iterate=iterate)
+    assert not [h.chunk.id for h in result.hits if _about_lca(h)]
+    exclusion = result.query.exclusion
+    assert exclusion is not None and "lowest common ancestor" in exclusion.entities
+    assert "lowest common ancestor" not in [le.key for le in result.query.linked]  # never a seed
+    assert "LCA" not in result.query.keyword_text and "最近公共祖先" not in result.query.keyword_text
+
+
+def test_filler_does_not_reach_keyword_search(demo_kb):
+    result = demo_kb.retriever.retrieve("请问最近公共祖先怎么求？谢谢", top_k=5)
+    u = result.query.understanding
+    assert u.keyword_text == "最近公共祖先怎么求？" and u.stripped == ["请问", "谢谢"]
+    assert any("zuijin_gonggong_zuxian.md" in h.chunk.doc_id for h in result.hits[:3])
+
+
+def test_small_talk_retrieves_nothing(demo_kb):
+    result = demo_kb.retriever.retrieve("你好")
+    assert result.hits == [] and result.query.understanding.route == "small_talk"
+    assert "link" not in result.timings_ms  # no path ran
+
+
+@pytest.fixture(scope="module")
+def client(demo_kb):
+    return create_app(demo_kb.settings, demo_kb).test_client()
+
+
+def test_small_talk_over_http_gets_a_short_reply_and_the_decision_in_the_trace(client):
+    body = client.post("/v1/query", json={"question": "thanks!"}).get_json()
+    assert body["mode"] == "small_talk" and body["hits"] == [] and not body["abstained"]
+    assert "welcome" in body["answer"]
+    assert body["trace"]["understanding"]["route"] == "small_talk"
+    zh = client.post("/v1/query", json={"question": "你好"}).get_json()
+    assert zh["mode"] == "small_talk" and "你好" in zh["answer"]
+
+
+def test_exclusion_and_iteration_are_in_the_http_trace(client):
+    body = client.post("/v1/retrieve", json={"question": "Which algorithms answer each query in O(log n), "
+                                                         "not about LCA?"}).get_json()
+    trace = body["trace"]
+    assert trace["understanding"]["exclusions"] == ["LCA"]
+    assert "lowest common ancestor" in trace["exclusion"]["entities"]
+    assert sum(trace["exclusion"]["dropped"].values()) > 0
+    assert trace["iteration"]["driver"] == "entities" and trace["iteration"]["rounds"][0]["round"] == 1
