@@ -10,7 +10,7 @@ import pytest
 from kgrag.eval.runner import EvalConfigError, parse_mode, parse_modes, run_eval
 from kgrag.retrieve.fusion import Fused, Fusion
 from kgrag.retrieve.iterate import EntityFeedbackDriver, RoundPlan, run_rounds
-from kgrag.retrieve.types import PathResult, Query
+from kgrag.retrieve.types import LinkedEntity, PathResult, Query
 from kgrag.types import ScoredId
 from tests.conftest import write_jsonl
 
@@ -27,15 +27,17 @@ def test_the_entity_driver_seeds_what_the_best_hit_names_and_not_what_was_search
     driver = EntityFeedbackDriver(demo_kb.graph.chunk_entities,
                                   lambda ids: [c.text for c in demo_kb.chunk_index.get(ids)], lambda: 1)
     fusion = Fusion([Fused(film, 1.0, {})], {"graph": 1.0})
-    plan = driver.plan(Query(TWO_HOP), fusion, {"glass harbor"}, [])
+    query = Query(TWO_HOP, linked=[LinkedEntity("Glass Harbor", "glass harbor", "Glass Harbor", "exact")])
+    plan = driver.plan(query, fusion, {"glass harbor"}, [])
     assert plan.stop is None and "maret kuusik" in plan.seeds and "glass harbor" not in plan.seeds
     assert plan.dense_text.startswith(TWO_HOP) and "Maret Kuusik" in plan.dense_text
     # Everything it names was searched already: nothing to do.
-    done = driver.plan(Query(TWO_HOP), fusion, {"glass harbor", *plan.seeds}, [])
+    done = driver.plan(query, fusion, {"glass harbor", *plan.seeds}, [])
     assert done.stop and not done.seeds
-    # A question whose graph reached no entity page: no round.
+    # A question whose graph reached no entity page, or that names no entity: no round.
     flat = Fusion([Fused(film, 1.0, {})], {"graph": 0.2}, {"graph": "no page"})
-    assert driver.plan(Query(TWO_HOP), flat, set(), []).stop
+    assert "no page of a question entity" in driver.plan(query, flat, set(), []).stop
+    assert "names no entity" in driver.plan(Query(TWO_HOP), fusion, set(), []).stop
 
 
 def test_retrieval_rounds_are_traced_and_later_lists_are_fused(demo_kb):
@@ -66,7 +68,7 @@ class _Counting:
 
 
 def _loop(max_rounds: int, budget_ms: float, started: float):
-    query = Query("q", top_k=2)
+    query = Query("q", top_k=2, linked=[LinkedEntity("q", "q", "q", "exact")])
     results = [PathResult("graph", [ScoredId("a", 1.0)])]
     fusion = Fusion([Fused("a", 1.0, {})], {"graph": 1.0})
     counter = iter(range(100))
