@@ -129,3 +129,13 @@ def test_exclusion_and_iteration_are_in_the_http_trace(client):
     assert "lowest common ancestor" in trace["exclusion"]["entities"]
     assert sum(trace["exclusion"]["dropped"].values()) > 0
     assert trace["iteration"]["driver"] == "entities" and trace["iteration"]["rounds"][0]["round"] == 1
+
+
+def test_iterate_request_field_switches_the_rounds(client):
+    q = "In which city was the director of Glass Harbor born?"
+    off = client.post("/v1/retrieve", json={"question": q, "iterate": False}).get_json()
+    assert off["trace"]["iteration"] is None
+    on = client.post("/v1/retrieve", json={"question": q, "iterate": True}).get_json()
+    assert on["trace"]["iteration"]["rounds"][0]["query"] == q
+    bad = client.post("/v1/retrieve", json={"question": q, "iterate": "yes"})
+    assert bad.status_code == 400 and "iterate" in bad.get_data(as_text=True)

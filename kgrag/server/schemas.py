@@ -56,6 +56,9 @@ class RetrieveRequest(BaseModel):
     filters: SearchFilter | None = None
     modes: list[PathName] | None = Field(None, min_length=1, description="retrieval paths to run (default: all)")
     rerank: bool = Field(True, strict=True)
+    iterate: bool | None = Field(
+        None, strict=True, description="retrieve-reason rounds after the first retrieval (entities the best hits "
+                                       "name seed further graph walks); null: the server's retrieval.iterate")
     history: list[HistoryTurn] = Field(
         default_factory=list, max_length=MAX_HISTORY_TURNS,
         description="earlier turns of the conversation, oldest first: a follow-up question "
