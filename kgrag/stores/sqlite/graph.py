@@ -1,4 +1,4 @@
-"""Embedded GraphStore: SQLite tables mirroring the Neo4j model, networkx for traversal.
+"""Embedded GraphStore: SQLite tables mirroring the Neo4j model, an in-memory graph for traversal.
 
 documents / chunks / entities / aliases / mentions / relation_evidence. Relations are kept per
 evidencing chunk so deleting a document removes exactly the evidence it gave; an edge's weight
@@ -14,14 +14,13 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-import networkx as nx
-
 from kgrag.errors import StoreError
 from kgrag.lexicon.normalize import normalize_alias
 from kgrag.stores.base import AuditEntry, DocumentContent
 from kgrag.stores.graph_rules import PREVIEW_CHARS, check_chunks, mention_rows, relation_rows
 from kgrag.stores.graph_walk import best_paths
 from kgrag.stores.sqlite.aliases import SqliteAliasAdmin, SqliteAuditLog
+from kgrag.stores.sqlite.compact_graph import CompactGraph
 from kgrag.stores.sqlite.db import GRAPH_STORE_APP_ID, IN_JSON, SqliteDatabase, id_list, to_json
 from kgrag.stores.sqlite.graph_cache import CHANGE_LOG, EntityGraphCache
 from kgrag.stores.sqlite.graph_reads import group_pairs, load_entities
@@ -216,7 +215,7 @@ class SqliteGraphStore:
                 )}
             return best_paths(graph, [k for k in keys if k in known], hops, limit)
 
-    def _entity_graph(self, conn: sqlite3.Connection) -> nx.Graph:
+    def _entity_graph(self, conn: sqlite3.Connection) -> CompactGraph:
         """Current as of this call: updated by the pairs changed since (``graph_cache``)."""
         version = (self._db.writes, conn.execute("PRAGMA data_version").fetchone()[0])
         return self._graph_cache.current(conn, version)
