@@ -17,6 +17,7 @@ The result equals a fresh build exactly (same edges, weights and types, no isola
 
 from __future__ import annotations
 
+import gc
 import sqlite3
 import threading
 
@@ -91,8 +92,17 @@ class EntityGraphCache:
         return self.graph
 
     def _rebuild(self, conn: sqlite3.Connection) -> None:
+        # gc.freeze after the build moves every object alive now (the graph's keys, and the
+        # models, caches and modules a serving process holds) out of the collector's sight, so
+        # full collections stop walking them mid-query. Measured on hotpot, 200 questions:
+        # without it total p95 1517 ms against 606 ms with it (the stall is in no stage: it
+        # is the collector); with networkx it took p95 410 → 73 ms. Unfreezing first lets the
+        # previous graph be collected once dropped.
+        gc.unfreeze()
         self.graph = None  # the old arrays go before the new ones are read
         self.graph = load_compact_graph(conn)
+        gc.collect()
+        gc.freeze()
         self.edges = len(self.graph.neighbours) // 2
         self.rebuilds += 1
 
