@@ -5,7 +5,9 @@ Real ingestion (models, extraction) on real HotpotQA passages."""
 
 from __future__ import annotations
 
+import shutil
 import threading
+from pathlib import Path
 
 import pytest
 
@@ -13,7 +15,9 @@ from kgrag.aliases.service import AliasService
 from kgrag.components import Components
 from kgrag.stores.graph_walk import NetworkxAdjacency, best_paths, build_entity_graph
 from kgrag.stores.sqlite.compact_graph import CompactGraph
+from kgrag.stores.sqlite.graph import SqliteGraphStore
 from kgrag.stores.sqlite.graph_cache import EntityGraphCache
+from kgrag.types import Chunk, Document, Entity, Mention, Relation
 from tests.conftest import hotpot_records, write_jsonl
 
 
@@ -144,3 +148,54 @@ def test_walks_on_the_compact_graph_equal_walks_on_networkx(kb):
         want = best_paths(reference, [start], hops=2, limit=50)
         assert {k: (p.nodes, p.edges, [round(w, 9) for w in p.weights]) for k, p in got.items()} == \
                {k: (p.nodes, p.edges, [round(w, 9) for w in p.weights]) for k, p in want.items()}
+
+
+def restarted(store) -> SqliteGraphStore:
+    """A new store object on the same file: what a restarted server opens."""
+    return SqliteGraphStore(store.path)
+
+
+def test_a_restart_loads_the_saved_graph_and_applies_later_changes(kb):
+    reader, writer, more = kb
+    cached(reader)  # the first build saves the arrays beside the database
+    assert Path(reader.path + ".walk.npz").exists()
+    again = restarted(reader)
+    try:
+        assert cached(again) == fresh(again)
+        assert (again._graph_cache.snapshot_loads, again._graph_cache.rebuilds) == (1, 0)
+    finally:
+        again.close()
+    assert not writer.ingest_job().run([more], progress=False).failed  # after the snapshot
+    again = restarted(reader)
+    try:
+        assert cached(again) == fresh(again)
+        cache = again._graph_cache
+        assert (cache.snapshot_loads, cache.rebuilds, cache.updates) == (1, 0, 1)
+    finally:
+        again.close()
+
+
+def test_a_snapshot_of_another_database_or_a_broken_one_is_not_used(kb, tmp_path):
+    reader, writer, _ = kb
+    cached(reader)
+    snapshot = Path(reader.path + ".walk.npz")
+    other = SqliteGraphStore(tmp_path / "other.sqlite")  # a different database, its own change log
+    try:
+        text = "Ada Quillfeather lives in Marrowby."
+        chunk = Chunk(id="d#c0", doc_id="d", text=text, end=len(text))
+        other.write_document(Document(id="d", source="d.txt", hash="h"), [chunk],
+                             [Entity(key="ada", name="Ada Quillfeather"), Entity(key="marrowby", name="Marrowby")],
+                             [Mention("ada", chunk.id), Mention("marrowby", chunk.id)],
+                             [Relation("ada", "marrowby", chunk.id)])
+        shutil.copy(snapshot, tmp_path / "other.sqlite.walk.npz")
+        assert cached(other) == fresh(other) == ({"ada", "marrowby"}, [("ada", "marrowby", 1.0, "CO_OCCURS")])
+        assert other._graph_cache.snapshot_loads == 0
+    finally:
+        other.close()
+    snapshot.write_bytes(b"PK\x03\x04 not really a zip file")
+    again = restarted(reader)
+    try:
+        assert cached(again) == fresh(again)
+        assert (again._graph_cache.snapshot_loads, again._graph_cache.rebuilds) == (0, 1)
+    finally:
+        again.close()

@@ -15,8 +15,12 @@ grows large. Nodes never appear without an edge (as in a fresh build): ``__conta
 
 from __future__ import annotations
 
+import json
+import os
 import sqlite3
+import zipfile
 from collections.abc import Iterator
+from pathlib import Path
 
 import numpy as np
 
@@ -147,3 +151,40 @@ def _from_pairs(keys: list[str], lo: np.ndarray, hi: np.ndarray, tid: np.ndarray
     return CompactGraph(keys, np.cumsum(indptr), cols.astype(np.int32),
                         np.r_[e_weight, e_weight][order].astype(np.float64),
                         np.r_[e_type, e_type][order].astype(np.int16), types)
+
+
+# -- snapshot: what a restarted server loads instead of re-reading every relation ------------
+SNAPSHOT_FORMAT = 1
+
+
+def save_snapshot(graph: CompactGraph, path: Path, seq: int, mark: tuple[str, str]) -> None:
+    """Writes the arrays (overlay excluded: call right after a build) atomically. ``seq`` is the
+    last relation change the graph reflects and ``mark`` that change's pair: a reader checks the
+    database still has that row before trusting the file (a replaced or restored database
+    will not)."""
+    meta = {"format": SNAPSHOT_FORMAT, "seq": seq, "mark": list(mark), "types": graph.types}
+    tmp = path.with_name(path.name + f".{os.getpid()}.tmp")
+    with tmp.open("wb") as f:
+        np.savez(f, indptr=graph.indptr, neighbours=graph.neighbours, weights=graph.weights,
+                 type_ids=graph.type_ids, keys=_text_array(json.dumps(graph.keys, ensure_ascii=False)),
+                 meta=_text_array(json.dumps(meta)))
+    os.replace(tmp, path)
+
+
+def load_snapshot(path: Path) -> tuple[CompactGraph, int, tuple[str, str]] | None:
+    """(graph, seq, mark), or None when there is no readable snapshot of this format."""
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            meta = json.loads(data["meta"].tobytes().decode("utf-8"))
+            if meta.get("format") != SNAPSHOT_FORMAT:
+                return None
+            keys = json.loads(data["keys"].tobytes().decode("utf-8"))
+            graph = CompactGraph(keys, data["indptr"], data["neighbours"], data["weights"], data["type_ids"],
+                                 meta["types"])
+    except (OSError, ValueError, KeyError, zipfile.BadZipFile):
+        return None
+    return graph, int(meta["seq"]), (meta["mark"][0], meta["mark"][1])
+
+
+def _text_array(text: str) -> np.ndarray:
+    return np.frombuffer(text.encode("utf-8"), dtype=np.uint8)

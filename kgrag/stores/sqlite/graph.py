@@ -50,7 +50,9 @@ class SqliteGraphStore:
         with self._db.write("add the relation change log") as conn:
             for statement in CHANGE_LOG:
                 conn.execute(statement)
-        self._graph_cache = EntityGraphCache()
+        # Saved beside the database after each full build; a restarted server loads it and
+        # applies the changes since, instead of re-reading every relation (README "Sizing").
+        self._graph_cache = EntityGraphCache(Path(self.path + ".walk.npz") if self.path != ":memory:" else None)
 
     # -- documents -------------------------------------------------------------------------
     def get_document(self, doc_id: str) -> Document | None:

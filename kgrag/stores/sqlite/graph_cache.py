@@ -18,11 +18,15 @@ The result equals a fresh build exactly (same edges, weights and types, no isola
 from __future__ import annotations
 
 import gc
+import logging
 import sqlite3
 import threading
+from pathlib import Path
 
 from kgrag.stores.graph_walk import merge_parallel_edges
-from kgrag.stores.sqlite.compact_graph import CompactGraph, load_compact_graph
+from kgrag.stores.sqlite.compact_graph import CompactGraph, load_compact_graph, load_snapshot, save_snapshot
+
+log = logging.getLogger(__name__)
 
 KEEP_CHANGES = 200_000
 PRUNE_EVERY = 10_000
@@ -57,13 +61,17 @@ class EntityGraphCache:
     """One ``CompactGraph`` per store. ``lock`` guards it: hold it while walking the graph
     (``current`` may change it in place); take it before the database lock."""
 
-    def __init__(self) -> None:
+    def __init__(self, snapshot: Path | None = None) -> None:
+        """``snapshot``: where the arrays are saved after a build and loaded at start (None:
+        never)."""
+        self.snapshot = snapshot
         self.lock = threading.RLock()
         self.graph: CompactGraph | None = None
         self.seq = 0  # the last relation change this graph reflects
         self.version: tuple[int, int] | None = None
         self.edges = 0  # undirected edges now (arrays and overlay)
         self.rebuilds = 0  # counted for tests and benchmarks
+        self.snapshot_loads = 0
         self.updates = 0
 
     def current(self, conn: sqlite3.Connection, version: tuple[int, int]) -> CompactGraph:
@@ -76,13 +84,15 @@ class EntityGraphCache:
         try:
             last = conn.execute("SELECT coalesce(max(seq), 0), min(seq) FROM relation_changes").fetchone()
             max_seq, min_seq = last[0], last[1]
+            if self.graph is None:
+                self._load_snapshot(conn, min_seq)
             if self.graph is None or (min_seq is not None and min_seq > self.seq + 1):
-                self._rebuild(conn)
+                self._rebuild(conn, max_seq)
             elif max_seq != self.seq:
                 pairs = conn.execute("SELECT DISTINCT a, b FROM relation_changes WHERE seq > ?", (self.seq,)).fetchall()
                 changed = len(pairs) + self.graph.overlay_edges  # the arrays are re-laid when the overlay is large
                 if changed > max(MIN_REBUILD_CHANGES, REBUILD_FRACTION * self.edges):
-                    self._rebuild(conn)
+                    self._rebuild(conn, max_seq)
                 else:
                     self._update(conn, self.graph, pairs)
             self.seq, self.version = max_seq, version
@@ -91,7 +101,22 @@ class EntityGraphCache:
         assert self.graph is not None
         return self.graph
 
-    def _rebuild(self, conn: sqlite3.Connection) -> None:
+    def _load_snapshot(self, conn: sqlite3.Connection, min_seq: int | None) -> None:
+        """The saved arrays, if they are of this database and the log still holds every change
+        after them (the caller then applies those changes as for any reader)."""
+        if self.snapshot is None or min_seq is None:
+            return
+        loaded = load_snapshot(self.snapshot)
+        if loaded is None:
+            return
+        graph, seq, mark = loaded
+        row = conn.execute("SELECT a, b FROM relation_changes WHERE seq = ?", (seq,)).fetchone()
+        if row is None or tuple(row) != mark or min_seq > seq + 1:
+            return
+        self.graph, self.seq, self.edges = graph, seq, len(graph.neighbours) // 2
+        self.snapshot_loads += 1
+
+    def _rebuild(self, conn: sqlite3.Connection, max_seq: int) -> None:
         # gc.freeze after the build moves every object alive now (the graph's keys, and the
         # models, caches and modules a serving process holds) out of the collector's sight, so
         # full collections stop walking them mid-query. Measured on hotpot, 200 questions:
@@ -103,6 +128,7 @@ class EntityGraphCache:
         self.graph = load_compact_graph(conn)
         gc.collect()
         gc.freeze()
+        self._save_snapshot(conn, max_seq)
         self.edges = len(self.graph.neighbours) // 2
         self.rebuilds += 1
 
@@ -114,6 +140,16 @@ class EntityGraphCache:
                 graph.set_edge(a, b, merged)
                 self.edges += (merged is not None) - existed
         self.updates += 1
+
+    def _save_snapshot(self, conn: sqlite3.Connection, seq: int) -> None:
+        """Best effort: a read-only data dir or a full disk costs the next start a rebuild."""
+        row = conn.execute("SELECT a, b FROM relation_changes WHERE seq = ?", (seq,)).fetchone()
+        if self.snapshot is None or self.graph is None or row is None:
+            return
+        try:
+            save_snapshot(self.graph, self.snapshot, seq, (row[0], row[1]))
+        except OSError as exc:
+            log.warning("could not save the graph snapshot %s: %s", self.snapshot, exc)
 
     def drop(self) -> None:
         self.graph, self.version, self.seq, self.edges = None, None, 0, 0
