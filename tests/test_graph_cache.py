@@ -199,3 +199,12 @@ def test_a_snapshot_of_another_database_or_a_broken_one_is_not_used(kb, tmp_path
         assert (again._graph_cache.snapshot_loads, again._graph_cache.rebuilds) == (0, 1)
     finally:
         again.close()
+
+
+def test_a_warmed_server_has_its_graph_in_memory_before_the_first_question(kb, components):
+    from kgrag.server.app import create_app
+
+    reader, _, _ = kb
+    assert reader._graph_cache.graph is None  # ingestion never walks
+    create_app(components.settings, components)  # warm=True: what /readyz waits for
+    assert reader._graph_cache.graph is not None and reader._graph_cache.edges > 0
