@@ -21,7 +21,9 @@ from kgrag.errors import StoreError
 # file) is refused instead of silently gaining a second set of tables.
 CHUNK_INDEX_APP_ID = 0x6B67_4331  # "kgC1"
 GRAPH_STORE_APP_ID = 0x6B67_4731  # "kgG1"
-_KIND_BY_APP_ID = {CHUNK_INDEX_APP_ID: "kgrag chunk index", GRAPH_STORE_APP_ID: "kgrag graph store"}
+JOURNAL_APP_ID = 0x6B67_4A31  # "kgJ1"
+_KIND_BY_APP_ID = {CHUNK_INDEX_APP_ID: "kgrag chunk index", GRAPH_STORE_APP_ID: "kgrag graph store",
+                   JOURNAL_APP_ID: "kgrag write journal"}
 
 
 class SqliteDatabase:
