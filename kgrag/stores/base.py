@@ -46,8 +46,8 @@ class ChunkIndex(Protocol):
         """Remove every chunk of a document; returns how many were removed."""
 
     def replace_document(self, doc_id: str, chunks: Sequence[Chunk], vectors: np.ndarray | None) -> int:
-        """Make ``chunks`` the document's only chunks (as upsert); returns how many old chunks
-        went. Idempotent: the write journal's recovery may repeat it."""
+        """Make ``chunks`` the document's only chunks (as upsert); returns how many of its other
+        chunks were removed. Idempotent: the write journal's recovery may repeat it."""
 
     def chunk_ids_by_document(self) -> dict[str, set[str]]:
         """document id → ids of its chunks in the index (the consistency check)."""

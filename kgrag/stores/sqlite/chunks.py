@@ -111,8 +111,8 @@ class SqliteChunkIndex:
         self._write_chunks(chunks, vectors, None)
 
     def replace_document(self, doc_id: str, chunks: Sequence[Chunk], vectors: np.ndarray | None) -> int:
-        """One transaction: every chunk of ``doc_id`` goes, ``chunks`` come in; returns how many
-        went."""
+        """One transaction: ``chunks`` come in, every other chunk of ``doc_id`` goes; returns how
+        many of those went."""
         return self._write_chunks(chunks, vectors, doc_id)
 
     def _write_chunks(self, chunks: Sequence[Chunk], vectors: np.ndarray | None, replace_doc: str | None) -> int:
@@ -126,7 +126,9 @@ class SqliteChunkIndex:
         with self._db.lock:  # held past the commit so the dense cache update is atomic with it
             what = "upsert chunks" if replace_doc is None else f"replace the chunks of {replace_doc!r}"
             with self._db.write(what) as conn:
-                removed = 0 if replace_doc is None else self._delete_where(conn, "doc_id = ?", replace_doc)
+                removed = 0 if replace_doc is None else self._delete_where(
+                    conn, "doc_id = json_extract(?1, '$[0]') AND id NOT IN (SELECT value FROM json_each(?1, '$[1]'))",
+                    json.dumps([replace_doc, [c.id for c in chunks]], ensure_ascii=False))
                 replaced = removed + self._delete_where(
                     conn, f"id {IN_JSON}", id_list(c.id for c in chunks)
                 )
