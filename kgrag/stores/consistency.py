@@ -33,10 +33,11 @@ import logging
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+from kgrag.errors import StoreError
 from kgrag.types import Chunk
 
 log = logging.getLogger(__name__)
@@ -80,6 +81,14 @@ class WriteJournal(Protocol):
 
     def close(self) -> None:
         ...
+
+
+@runtime_checkable
+class HealthCheck(Protocol):
+    """A store that can tell whether it is fit to serve (every shipped adapter)."""
+
+    def problems(self) -> list[str]:
+        """[] when fine; else one line per problem (a removed or corrupt file, no server)."""
 
 
 @dataclass(frozen=True)
@@ -261,3 +270,16 @@ def _delete_both(journal: WriteJournal, chunks: _ChunkHalf, graph: _GraphHalf, d
     removed_chunks = chunks.delete_document(doc_id)
     journal.finish(doc_id)
     return removed_doc or removed_chunks > 0
+
+
+def readiness_problems(journal: WriteJournal, chunks: _ChunkHalf, graph: _GraphHalf) -> list[str]:
+    """Why the knowledge base should not serve ([] when it may): a store's own problems
+    (``HealthCheck``), else any disagreement between the stores or unfinished write."""
+    found = [p for store in (chunks, graph) if isinstance(store, HealthCheck) for p in store.problems()]
+    if found:
+        return found
+    try:
+        diff = check(journal, chunks, graph)
+    except StoreError as exc:
+        return [str(exc)]
+    return [] if diff.ok else [f"the stores disagree: {diff.describe()}"]

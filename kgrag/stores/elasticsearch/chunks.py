@@ -417,6 +417,14 @@ class ElasticsearchChunkIndex:
             resp = self._client.search(index=self.index, knn=knn, size=k, source=False)
         return [ScoredId(h["_id"], 2.0 * float(h["_score"]) - 1.0) for h in resp["hits"]["hits"]]
 
+    def problems(self) -> list[str]:
+        """[] when the index answers a count, else why not."""
+        try:
+            self.count()
+        except StoreError as exc:
+            return [str(exc)]
+        return []
+
     def close(self) -> None:
         if self._owns_client:
             self._client.close()

@@ -250,5 +250,13 @@ class Neo4jGraphStore:
         row = self._run.read("stats", lambda tx: self._run.rows(tx, "stats"))[0]
         return {name: int(row[name]) for name in ("documents", "chunks", "entities", "aliases", "mentions", "relations")}
 
+    def problems(self) -> list[str]:
+        """[] when the server answers a read, else why not."""
+        try:
+            self._run.read("ping", lambda tx: self._run.rows(tx, "ping"))
+        except StoreError as exc:
+            return [str(exc)]
+        return []
+
     def close(self) -> None:
         self._run.close()

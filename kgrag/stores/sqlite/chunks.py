@@ -312,6 +312,10 @@ class SqliteChunkIndex:
         """Vector dimension, once fixed (by ``dim=`` or the first vectors written)."""
         return self._dim if self._dim is not None else self._requested_dim
 
+    def problems(self) -> list[str]:
+        """See ``SqliteDatabase.problems``."""
+        return self._db.problems()
+
     def close(self) -> None:
         self._db.close()
         self._dense = None

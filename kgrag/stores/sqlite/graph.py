@@ -339,6 +339,10 @@ class SqliteGraphStore:
                 ),
             }
 
+    def problems(self) -> list[str]:
+        """See ``SqliteDatabase.problems``."""
+        return self._db.problems()
+
     def close(self) -> None:
         self._db.close()
         self._graph = None
