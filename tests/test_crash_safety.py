@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from kgrag.errors import StoreError
 from kgrag.ingest.job import IngestJob
 from kgrag.ingest.loaders.base import content_hash
 from kgrag.stores.sqlite.chunks import SqliteChunkIndex
@@ -29,8 +30,8 @@ from kgrag.types import Document
 from tests.neo4j_servers import arcadedb_server, fresh_store
 
 
-class Fault(RuntimeError):
-    """The injected failure."""
+class Fault(StoreError):
+    """The injected failure: a store failing, as the adapters report it."""
 
 
 def _doc(doc_id: str, text: str, title: str) -> Document:
@@ -236,3 +237,65 @@ def test_embedded_fault_then_rerun_equals_clean_run(op_name, step, part, method,
 def test_neo4j_adapter_fault_then_rerun_equals_clean_run(op_name, step, part, method, when, tmp_path, components,
                                                          monkeypatch):
     _check_fault_then_rerun("arcadedb", op_name, step, part, method, when, tmp_path, components, monkeypatch)
+
+
+# -- over HTTP --------------------------------------------------------------------------------
+KEY = "crash-key"
+
+
+@pytest.fixture
+def api(components):
+    from kgrag.server.app import create_app
+
+    settings = components.settings.model_copy(
+        update={"server": components.settings.server.model_copy(update={"api_key": KEY})})
+    app = create_app(settings, components, warm=False)
+    client = app.test_client()
+    resp = client.post("/v1/documents", headers={"X-API-Key": KEY}, json={"documents": [
+        {"id": d.id, "title": d.title, "text": d.text} for d in (HARBOR_V1, KUUSIK)]})
+    assert resp.status_code == 201, resp.get_data(as_text=True)
+    return client
+
+
+def _texts(components, doc_id: str) -> list[str]:
+    ids = sorted(components.chunk_index.chunk_ids_by_document().get(doc_id, set()))
+    return [c.text for c in components.chunk_index.get(ids) if not c.is_parent]
+
+
+@pytest.mark.parametrize(("part", "method"), [("graph", "write_document"), ("chunk_index", "replace_document")])
+def test_http_update_whose_write_fails_is_503(api, components, monkeypatch, part, method):
+    job_store = getattr(components, part)
+    _inject(monkeypatch, job_store, method, "before", "harbor")
+    old_texts = _texts(components, "harbor")
+    resp = api.post("/v1/documents", headers={"X-API-Key": KEY},
+                    json={"documents": [{"id": "harbor", "title": HARBOR_V2.title, "text": HARBOR_V2.text}]})
+    assert resp.status_code == 503, resp.get_data(as_text=True)
+    body = resp.get_json()
+    assert body["error"]["code"] == "store_unavailable" and body["error"]["request_id"]
+    assert [f["path"] for f in body["failed"]] == ["harbor"]
+    monkeypatch.undo()
+    if part == "graph":  # before the commit point: the old version, in both stores
+        assert components.graph.get_document("harbor").hash == HARBOR_V1.hash
+        assert _texts(components, "harbor") == old_texts
+    else:  # past it: the graph has the new version; the journal finishes the chunks
+        assert components.graph.get_document("harbor").hash == HARBOR_V2.hash
+        assert _texts(components, "harbor") == old_texts
+        assert [e.doc_id for e in components.journal.pending()] == ["harbor"]
+    # the same request again converges on the new version
+    resp = api.post("/v1/documents", headers={"X-API-Key": KEY},
+                    json={"documents": [{"id": "harbor", "title": HARBOR_V2.title, "text": HARBOR_V2.text}]})
+    assert resp.status_code in (200, 201)
+    assert " ".join(_texts(components, "harbor")).split() == HARBOR_V2.text.split()
+    assert components.journal.pending() == []
+
+
+def test_http_delete_whose_graph_half_fails_is_503_and_keeps_the_document(api, components, monkeypatch):
+    _inject(monkeypatch, components.graph, "delete_document", "before", "kuusik")
+    texts = _texts(components, "kuusik")
+    resp = api.delete("/v1/documents/kuusik", headers={"X-API-Key": KEY})
+    assert resp.status_code == 503 and resp.get_json()["error"]["code"] == "store_unavailable"
+    monkeypatch.undo()
+    listed = [d["id"] for d in api.get("/v1/documents", headers={"X-API-Key": KEY}).get_json()["documents"]]
+    assert "kuusik" in listed and _texts(components, "kuusik") == texts and texts
+    assert api.delete("/v1/documents/kuusik", headers={"X-API-Key": KEY}).status_code == 200
+    assert _texts(components, "kuusik") == [] and components.graph.get_document("kuusik") is None

@@ -41,6 +41,7 @@ GROUP_CHUNKS = 256
 class Failure:
     path: str
     reason: str
+    stage: str = "load"  # "load", "chunk" or "write" (a store failed: the server answers 503)
 
 
 @dataclass(frozen=True)
@@ -272,7 +273,7 @@ class IngestJob:
                     chunks = self.chunker.chunk(doc)
                 except Exception as e:
                     log.exception("chunker crashed on %s", doc.id)
-                    report.failed.append(Failure(doc.source, f"chunking {doc.id}: {type(e).__name__}: {e}"))
+                    report.failed.append(Failure(doc.source, f"chunking {doc.id}: {type(e).__name__}: {e}", "chunk"))
                     _drop(report, doc.id)
                     tracker.document(doc.id, False, report.chunks_written)
                     continue
@@ -304,7 +305,7 @@ class IngestJob:
                     self._write(doc, chunks, doc_vectors, extraction)
                 except Exception as e:
                     log.exception("writing %s failed", doc.id)
-                    report.failed.append(Failure(doc.source, f"writing {doc.id}: {type(e).__name__}: {e}"))
+                    report.failed.append(Failure(doc.source, f"writing {doc.id}: {type(e).__name__}: {e}", "write"))
                     _drop(report, doc.id)
                     tracker.document(doc.id, False, report.chunks_written)
                     continue
