@@ -139,3 +139,19 @@ def test_empty_chunk_file_is_repaired_by_reingesting(ingested, settings, corpus)
     finally:
         restarted.close()
     assert _check(settings)[0] == 0
+
+
+def test_readyz_ignores_a_write_in_flight_but_names_one_left_by_a_crash(ingested, settings):
+    from kgrag.stores.sqlite.journal import SqliteWriteJournal
+
+    other = SqliteWriteJournal(settings.data_dir / "journal.sqlite")  # another writer, as a CLI ingest is
+    try:
+        with other.writing():
+            other.begin("in-flight", "h")  # mid-write: pending entry, stores not yet agreeing
+            assert _ready(ingested)[0] == 200
+        status, body = _ready(ingested)  # the writer is gone and left its entry: a crash
+        assert status == 503 and "1 unfinished writes: 'in-flight'" in body["reason"]
+        assert _check(settings, "--repair")[1]["discarded"] == ["in-flight"]  # never committed
+        assert _ready(ingested)[0] == 200
+    finally:
+        other.close()

@@ -79,6 +79,9 @@ class WriteJournal(Protocol):
         """Held by whoever writes the stores or recovers: one writer per knowledge base, across
         processes (a server starting while a CLI ingest writes)."""
 
+    def writing_if_idle(self) -> AbstractContextManager[bool]:
+        """The writer lock when no one holds it (yields True), else False at once."""
+
     def close(self) -> None:
         ...
 
@@ -279,7 +282,11 @@ def readiness_problems(journal: WriteJournal, chunks: _ChunkHalf, graph: _GraphH
     if found:
         return found
     try:
-        diff = check(journal, chunks, graph)
+        # Compared only while no write is in flight: mid-write the stores differ by design
+        # (pending entry, graph committed before the chunks), which is no reason to leave a
+        # load balancer's rotation. A busy writer: the stores' own soundness decides alone.
+        with journal.writing_if_idle() as idle:
+            diff = check(journal, chunks, graph) if idle else StoreDiff()
     except StoreError as exc:
         return [str(exc)]
     return [] if diff.ok else [f"the stores disagree: {diff.describe()}"]

@@ -78,6 +78,34 @@ class SqliteWriteJournal:
         return chunks, vectors
 
     @contextmanager
+    def writing_if_idle(self) -> Iterator[bool]:
+        """The writer lock if no one holds it (True), else at once False."""
+        if not self._thread_lock.acquire(blocking=False):
+            yield False
+            return
+        try:
+            if getattr(self._local, "depth", 0) or self._lock_path is None:
+                with self.writing():
+                    yield True
+                return
+            fd = os.open(self._lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    yield False
+                    return
+                self._local.depth = 1
+                try:
+                    yield True
+                finally:
+                    self._local.depth = 0
+            finally:
+                os.close(fd)
+        finally:
+            self._thread_lock.release()
+
+    @contextmanager
     def writing(self) -> Iterator[None]:
         with self._thread_lock:
             depth = getattr(self._local, "depth", 0)
