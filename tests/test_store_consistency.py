@@ -18,7 +18,7 @@ from kgrag.server.app import create_app
 from kgrag.stores.consistency import PendingWrite, compare_stores, plan_recovery
 from tests.conftest import hotpot_records, write_jsonl
 
-N_DOCS = 12
+N_DOCS = 4
 
 
 @pytest.fixture
