@@ -138,9 +138,10 @@ def check(settings: Settings, repair: bool, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(result, ensure_ascii=False))
     else:
+        click.echo("the stores agree" if result["ok"] else "the stores do NOT agree")
         for key, value in result.items():
-            if value not in ([], {}):
-                click.echo(f"{key}: {value}")
+            if key != "ok" and value not in ([], {}) and not (isinstance(value, dict) and not any(value.values())):
+                click.echo(f"  {key}: {value}")
     if not result["ok"]:
         sys.exit(EXIT_PARTIAL)
 
