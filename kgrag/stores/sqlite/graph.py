@@ -72,6 +72,23 @@ class SqliteGraphStore:
             for i, s, t, h, f, m in rows
         ]
 
+    def document_hashes(self) -> dict[str, str]:
+        with self._db.read("read document hashes") as conn:
+            return dict(conn.execute("SELECT id, hash FROM documents").fetchall())
+
+    def document_chunk_ids(self) -> dict[str, set[str]]:
+        """Every document → its chunk ids; chunks of a document without a record are listed
+        under their doc_id too (the index must agree with them as well)."""
+        with self._db.read("read document chunks") as conn:
+            conn.execute("BEGIN")
+            try:
+                out: dict[str, set[str]] = {r[0]: set() for r in conn.execute("SELECT id FROM documents")}
+                for doc_id, chunk_id in conn.execute("SELECT doc_id, id FROM chunks"):
+                    out.setdefault(doc_id, set()).add(chunk_id)
+            finally:
+                conn.execute("COMMIT")
+        return out
+
     def write_document(
         self,
         doc: Document,
@@ -310,6 +327,10 @@ class SqliteGraphStore:
                     "SELECT count(*) FROM (SELECT DISTINCT source_key, target_key, type FROM relation_evidence)"
                 ),
             }
+
+    def problems(self) -> list[str]:
+        """See ``SqliteDatabase.problems``."""
+        return self._db.problems()
 
     def close(self) -> None:
         self._db.close()
