@@ -32,7 +32,12 @@ _jieba_lock = threading.Lock()
 _jieba_ready = False
 
 
-def _jieba():
+def jieba():
+    """jieba, initialised once (thread-safe), its log quiet."""
+    return _ready_jieba()
+
+
+def _ready_jieba():
     global _jieba_ready
     import jieba
 
@@ -43,6 +48,14 @@ def _jieba():
                 jieba.initialize()
                 _jieba_ready = True
     return jieba
+
+
+def posseg():
+    """jieba's part-of-speech tagger (``posseg().lcut(text)`` → ``[(word, flag), ...]``)."""
+    import jieba.posseg as tagger
+
+    _ready_jieba()
+    return tagger
 
 
 _stemmer_local = threading.local()
@@ -67,7 +80,7 @@ def analyze(text: str) -> list[str]:
     pos = 0
     for m in han_runs(text):
         _analyze_latin(text[pos : m.start()], out)
-        for w in _jieba().cut(m.group(), HMM=True):
+        for w in jieba().cut(m.group(), HMM=True):
             if w not in ZH_STOP:
                 out.append(w)
         pos = m.end()
