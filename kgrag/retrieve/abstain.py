@@ -24,6 +24,7 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 
+from kgrag.config import RetrievalSettings
 from kgrag.lexicon.scripts import HAN_RUN, han_runs, has_han
 from kgrag.retrieve.types import Hit, LinkedEntity
 from kgrag.text.analyze import EN_STOP, ZH_STOP, analyze, jieba, posseg
@@ -74,7 +75,7 @@ class GateSettings:
     min_score: float | None = None  # reranker score (only when a reranker ran)
 
 
-def gate_settings(retrieval) -> GateSettings:
+def gate_settings(retrieval: RetrievalSettings) -> GateSettings:
     """The gate's thresholds from ``RetrievalSettings``."""
     return GateSettings(min_dense=retrieval.abstain_min_dense, min_coverage_weak_dense=retrieval.abstain_min_coverage,
                         min_score=retrieval.min_score)

@@ -14,11 +14,11 @@ from kgrag.config import RetrievalSettings
 from kgrag.errors import InputError
 from kgrag.lexicon.scripts import has_han
 from kgrag.models.base import Embedder, Reranker
+from kgrag.retrieve.abstain import GATE_DEPTH, assess, gate_settings
 from kgrag.retrieve.followup import Completion, Turn, complete
 from kgrag.retrieve.fusion import Fused, fuse
 from kgrag.retrieve.linking import EntityLinker
 from kgrag.retrieve.paths import DensePath, GraphWalkPath, KeywordPath
-from kgrag.retrieve.abstain import GATE_DEPTH, assess, gate_settings
 from kgrag.retrieve.postprocess import drop_overlapping, expand_parents
 from kgrag.retrieve.types import PATHS, Hit, PathResult, Query, RetrievalPath, RetrievalResult
 from kgrag.stores.base import ChunkIndex, GraphReader
