@@ -70,3 +70,11 @@ def test_suggest_proposes_the_parenthesised_duplicate_and_no_chinese_embedding_p
         assert is_latin_name("Café Müller") and not is_latin_name("最近公共祖先")
     finally:
         graph.close()
+
+
+@pytest.mark.parametrize("title", [
+    "1996 Nottingham Open – Singles", "The Twilight Saga: Breaking Dawn – Part 2", "王沈 (太原)",
+    "Griqualand West / Griquas 1970", "William Kent(1685 – 1745", "Working Groups > Participating in a Working Group",
+])
+def test_names_with_dashes_parentheses_and_slashes_between_words_are_kept(title):
+    assert not is_noise_name(title)

@@ -19,10 +19,10 @@ import unicodedata
 from collections.abc import Callable, Sequence
 
 _PARENTHESISED = re.compile(r"^(?P<name>.+?)\s*[(（](?P<alias>[^()（）]+)[)）]\s*$")
-_OPERATOR = re.compile(r"[=+×÷−–*/^<>≤≥±∑∏√]")
+_OPERATOR = re.compile(r"[=+×÷−*/^<>≤≥±∑∏√]")  # not the en dash: "1996 Nottingham Open – Singles"
 _OPERAND = re.compile(r"^(?:\d+(?:[.,]\d+)?|[A-Za-z])$")
 MAX_SYMBOL_SHARE = 0.3  # of the non-space characters: over this, a span is no name
-_NAME_PUNCTUATION = frozenset("-.'’&·・")  # written inside names: "Jean-Luc", "U.S.", "AT&T"
+_NAME_PUNCTUATION = frozenset("-.'’&·・()（）:–!！?？")  # in names: "Jean-Luc", "U.S.", "AT&T", "王沈 (太原)"
 
 
 def parenthesised_alias_keys(name: str, lookup: Callable[[str], Sequence[str]]) -> list[str]:
@@ -60,11 +60,13 @@ def is_noise_name(surface: str) -> bool:
 
 
 def _is_formula(surface: str) -> bool:
-    """An operator between operands: "− 2 × depth", "n + 1", "x = y". A hyphen inside a word
-    ("Jean-Luc") is no operator; a spaced dash between two numbers is."""
-    if not _OPERATOR.search(surface):
-        return False
+    """An operator next to a number or a one-letter variable: "− 2 × depth", "n + 1", "x = y".
+    An operator between words ("Griqualand West / Griquas") is not; a hyphen inside a word
+    ("Jean-Luc") is no operator."""
     tokens = [t for t in re.split(r"\s+", surface.strip()) if t]
-    operators = sum(1 for t in tokens if _OPERATOR.fullmatch(t))
-    operands = sum(1 for t in tokens if _OPERAND.match(t))
-    return operators >= 1 and operands >= 1
+    for i, token in enumerate(tokens):
+        if _OPERATOR.fullmatch(token) or (_OPERATOR.match(token) and _OPERAND.match(token[1:])):
+            neighbours = [token[1:]] + tokens[max(0, i - 1) : i] + tokens[i + 1 : i + 2]
+            if any(_OPERAND.match(n) for n in neighbours if n):
+                return True
+    return False
