@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import re
 
+from kgrag.lexicon.scripts import HAN
+
 # Order matters: "how much" and "how long" are asked before a plain "how".
 _ASKS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("amount", re.compile(r"\bhow (?:much|many)\b|\bwhat (?:is the )?(?:price|cost|number)\b|多少|几个|几种|几位|"
@@ -34,8 +36,9 @@ _FITS: dict[str, re.Pattern[str]] = {
     "time": re.compile(r"\b1\d{3}\b|\b20\d{2}\b|\d{1,2}[:：]\d{2}|\b(?:January|February|March|April|May|June|July|"
                        r"August|September|October|November|December|century|BC|AD)\b|\d+\s*[年月日点时]|"
                        r"[一二三四五六七八九十]+\s*[点时月]|世纪|年代|朝|上午|下午|晚上|早上"),
-    "person": re.compile(r"\b[A-Z][a-z]+(?:\s+[A-Z]\.)?\s+[A-Z][a-z]+|[\u4e00-\u9fff]{1,4}(?:先生|女士|教授|博士)|由.{1,12}(?:创立|创建|建立|提出|发明|设计)"),
-    "place": re.compile(r"\b(?:in|at|near|located)\s+[A-Z]|位于|坐落|地处|[\u4e00-\u9fff](?:市|省|县|区|国|州|镇|村)"),
+    "person": re.compile(rf"\b[A-Z][a-z]+(?:\s+[A-Z]\.)?\s+[A-Z][a-z]+|[{HAN}]{{1,4}}(?:先生|女士|教授|博士)|"
+                         r"由.{1,12}(?:创立|创建|建立|提出|发明|设计)"),
+    "place": re.compile(rf"\b(?:in|at|near|located)\s+[A-Z]|位于|坐落|地处|[{HAN}](?:市|省|县|区|国|州|镇|村)"),
     "reason": re.compile(r"\b(?:because|due to|since|as a result|owing to|so that|in order to|reason)\b|因为|由于|所以|"
                          r"原因|为了|因此|以便|导致", re.I),
     "method": re.compile(r"\b(?:by|using|uses?|through|via|method|algorithm|steps?|first|then|approach|technique|"
