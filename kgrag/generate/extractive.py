@@ -40,7 +40,9 @@ ASK_BONUS = 1.5
 OTHER_LANGUAGE = 0.6
 NAME_ONLY = 0.3
 CONTEXT_SHARE = 0.5
-MAX_ASKED = 2  # sentences picked for holding the asked kind of answer (beyond their words)
+# Sentences picked for holding the asked kind of answer (beyond their words): a method may take
+# several ("倍增法…", "Tarjan…"), a date or an amount one ("renamed in 1940" is no second founding).
+MAX_ASKED = {"method": 2, "reason": 2}
 
 _FINAL_PUNCTUATION = re.compile(r"[.!?;。！？；]+$")
 _NAME = re.compile(r"(?<!^)(?<![.?!]\s)\b[A-Z][\w'-]*(?:\s+(?:[A-Z][\w'-]*|of|the|de|von|van))*(?<![\s])")
@@ -88,10 +90,11 @@ def choose(question: str, sources: Sequence[Source], names: Sequence[str] = ()) 
     picked: list[Pick] = []
     covered_terms: set[str] = set()
     ask_gain = total / len(weights) if weights else 0.0  # one average question word
+    asked_quota = MAX_ASKED.get(kind or "", 1)
     while len(picked) < MAX_SENTENCES:
         fitting = sum(1 for p in picked if fits(kind, p.body))
         rest = [
-            (_gain(c, weights, covered_terms) + (ask_gain if fitting < MAX_ASKED and fits(kind, c.body) else 0.0), c)
+            (_gain(c, weights, covered_terms) + (ask_gain if fitting < asked_quota and fits(kind, c.body) else 0.0), c)
             for c in candidates
             if c not in picked and c.score >= MIN_RELATIVE_SCORE * best.score
         ]
