@@ -82,17 +82,15 @@ def has_latin_capital(text: str) -> bool:
 # character carries about as much as a short English word, so letters are counted one by one on
 # both sides and the bar is set well under one half.
 MAINLY_NON_LATIN_SHARE = 0.3
-_LATIN_LAST = 0x24F  # Basic Latin through Latin Extended-B
+_LATIN_LETTER = re.compile("[A-Za-z\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u024f]")  # Basic Latin .. Extended-B
+_NON_LATIN_LETTER = re.compile("[^\\W\\dA-Za-z_\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u024f]")
 
 
 def is_mainly_non_latin(text: str) -> bool:
     """Whether ``text`` is written mainly outside the Latin script (see
     ``MAINLY_NON_LATIN_SHARE``): which embedder a text goes to (``kgrag.models.routed``)."""
-    latin = other = 0
-    for ch in text:
-        if ch.isalpha():
-            if ord(ch) <= _LATIN_LAST:
-                latin += 1
-            else:
-                other += 1
-    return other > 0 and other >= MAINLY_NON_LATIN_SHARE * (latin + other)
+    other = len(_NON_LATIN_LETTER.findall(text))
+    if other == 0:
+        return False
+    latin = len(_LATIN_LETTER.findall(text))
+    return other >= MAINLY_NON_LATIN_SHARE * (latin + other)
