@@ -18,7 +18,6 @@ from kgrag.models.embedder import build_embedder
 from kgrag.models.routed import ScriptRoutedEmbedder
 
 
-
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--corpus", type=Path, default=Path("/work/shared/bench/hotpotqa_dev500/corpus.jsonl"))

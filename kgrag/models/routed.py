@@ -91,10 +91,10 @@ class ScriptRoutedEmbedder:
         ml_rows = np.arange(len(texts)) if both else np.flatnonzero(non_latin)
         blocks = np.zeros(len(texts), dtype=np.int8)  # how many blocks each row holds
         if len(fast_rows):
-            out[fast_rows, : self._fast_dim] = _HALF * self.fast.embed_passages([texts[i] for i in fast_rows])
+            out[fast_rows, : self._fast_dim] = _HALF * self.fast.embed_passages([texts[int(i)] for i in fast_rows])
             blocks[fast_rows] += 1
         if len(ml_rows):
-            ml = self.multilingual_model.embed_passages([texts[i] for i in ml_rows])
+            ml = self.multilingual_model.embed_passages([texts[int(i)] for i in ml_rows])
             out[ml_rows, self._fast_dim : self._fast_dim + self._ml_dim] = _HALF * ml
             blocks[ml_rows] += 1
         out[blocks == 1, -1] = _HALF  # one block: the pad stands in for the missing one
