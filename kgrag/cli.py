@@ -108,6 +108,45 @@ def delete(settings: Settings, doc_id: str) -> None:
 
 
 @main.command()
+@click.option("--repair", is_flag=True, help="Finish or discard unfinished writes, remove orphaned chunks and "
+              "drop documents whose chunks are gone (re-ingest their sources to restore them).")
+@click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON.")
+@click.pass_obj
+def check(settings: Settings, repair: bool, as_json: bool) -> None:
+    """Compare the two stores (and each store's own soundness); exit 1 when anything is wrong
+    (after --repair: when anything is still wrong)."""
+    from kgrag.errors import StoreError
+    from kgrag.stores import consistency
+
+    comps = _components(settings)
+    try:
+        problems = [p for store in (comps.chunk_index, comps.graph) if isinstance(store, consistency.HealthCheck)
+                    for p in store.problems()]
+        if problems and not repair:
+            result: dict = {"ok": False, "problems": problems}
+        elif repair:
+            report = consistency.repair(comps.journal, comps.chunk_index, comps.graph, drop_mismatched=True)
+            result = {"problems": problems, **report.to_dict()}
+            result["ok"] = result["ok"] and not problems
+        else:
+            diff = consistency.check(comps.journal, comps.chunk_index, comps.graph)
+            result = {"ok": diff.ok, "problems": [] if diff.ok else [diff.describe()], **diff.to_dict()}
+    except StoreError as exc:
+        result = {"ok": False, "problems": [str(exc)]}
+    finally:
+        comps.close()
+    if as_json:
+        click.echo(json.dumps(result, ensure_ascii=False))
+    else:
+        click.echo("the stores agree" if result["ok"] else "the stores do NOT agree")
+        for key, value in result.items():
+            if key != "ok" and value not in ([], {}) and not (isinstance(value, dict) and not any(value.values())):
+                click.echo(f"  {key}: {value}")
+    if not result["ok"]:
+        sys.exit(EXIT_PARTIAL)
+
+
+@main.command()
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_obj
 def stats(settings: Settings, as_json: bool) -> None:

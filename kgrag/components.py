@@ -14,7 +14,8 @@ from kgrag.ingest.chunking import Chunker
 from kgrag.ingest.job import IngestJob
 from kgrag.models.base import Embedder, Reranker
 from kgrag.stores.base import ChunkIndex, GraphStore
-from kgrag.stores.factory import build_chunk_index, build_graph_store
+from kgrag.stores.consistency import WriteJournal
+from kgrag.stores.factory import build_chunk_index, build_graph_store, build_journal
 
 if TYPE_CHECKING:  # imported lazily at run time: the models they load are heavy
     from kgrag.generate.generator import Generator
@@ -29,6 +30,7 @@ class Components:
         self.settings = settings
         self._chunk_index: ChunkIndex | None = None
         self._graph: GraphStore | None = None
+        self._journal: WriteJournal | None = None
         self._embedder = embedder
         self._recognizer = recognizer
         self._owns_recognizer = False  # a shared recognizer is closed by whoever made it
@@ -48,6 +50,13 @@ class Components:
         if self._graph is None:
             self._graph = build_graph_store(self.settings)
         return self._graph
+
+    @property
+    def journal(self) -> WriteJournal:
+        """The write journal of this knowledge base (``<data_dir>/journal.sqlite``)."""
+        if self._journal is None:
+            self._journal = build_journal(self.settings)
+        return self._journal
 
     @property
     def embedder(self) -> Embedder:
@@ -92,6 +101,7 @@ class Components:
             self.chunker(),
             embedder_factory=lambda: self.embedder,
             extractor_factory=lambda: self.build_extractor(self.graph),
+            journal=self.journal,
         )
 
     @property
@@ -136,6 +146,6 @@ class Components:
             self._retriever.close()
         if self._owns_recognizer and self._recognizer is not None:
             self._recognizer.close()
-        for store in (self._chunk_index, self._graph):
+        for store in (self._chunk_index, self._graph, self._journal):
             if store is not None:
                 store.close()

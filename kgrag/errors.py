@@ -15,8 +15,8 @@ Members (tests/test_errors.py finds every exception class in kgrag and checks th
 InputError ← ApiError (server; its own 4xx status), RetrievalError, LoadError, GlossaryError,
 AliasError, TransferError, EvalConfigError, EvalDataError, CompareError, RemoteRefused (a server's
 4xx, ``kgrag.client``) (and SearchFilter.parse raises it);
-StoreError ← KnowledgeBaseError (eval), ArcadeUnavailable (test launcher), RemoteError (a server's
-5xx or no answer, ``kgrag.client``);
+StoreError ← StoreConflict (a refusal: HTTP 409), PartialWrite (ingest), KnowledgeBaseError (eval),
+ArcadeUnavailable (test launcher), RemoteError (a server's 5xx or no answer, ``kgrag.client``);
 ModelError ← EmbedderError, RerankerError, NerError, LLMError, RewriteRejected.
 InputError and ConfigError are ValueErrors, so every class that was one still is;
 KnowledgeBaseError and ArcadeUnavailable stay RuntimeErrors, for callers that catch those.
@@ -35,6 +35,11 @@ class InputError(KgragError, ValueError):
 
 class StoreError(KgragError):
     """A store refused an operation (bad input or a broken backend); message names the problem."""
+
+
+class StoreConflict(StoreError):
+    """A store refused a change that conflicts with what it holds (a key already taken, an
+    entity it does not have): the caller's conflict (HTTP 409), not a broken store (503)."""
 
 
 class ConfigError(KgragError, ValueError):

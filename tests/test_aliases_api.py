@@ -149,3 +149,25 @@ def test_suggest_over_http(api):
     body = api.get("/v1/entities/_suggest", query_string={"embeddings": "false"}, headers=ADMIN).get_json()
     pairs = {frozenset((s["keep"]["key"], s["drop"]["key"])) for s in body["suggestions"]}
     assert frozenset(("lca", "lowest common ancestor")) in pairs
+
+
+def test_a_failing_store_is_503_and_changes_nothing(api, monkeypatch):
+    """A store failure (the real store's write failing to take SQLite's lock, raised as
+    ``SqliteDatabase.write`` raises it) is the server's trouble, 503, not the caller's
+    conflict (409, which stays for refusals such as a taken key)."""
+    from kgrag.errors import StoreError
+
+    graph = _graph(api)
+    state = graph_state(graph)
+    db = graph.alias_admin._db
+    real_write = db.write
+
+    def locked(what):
+        raise StoreError(f"{db.path}: {what}: database is locked")
+
+    monkeypatch.setattr(db, "write", lambda what: real_write(what) if what.startswith("read") else locked(what))
+    resp = api.post("/v1/entities/LCA/aliases", json={"aliases": ["lowest ancestor"]}, headers=ADMIN)
+    assert resp.status_code == 503, resp.get_data(as_text=True)
+    assert resp.get_json()["error"]["code"] == "store_unavailable"
+    monkeypatch.undo()
+    assert graph_state(graph) == state

@@ -23,6 +23,8 @@ EXPECTED = {
     "kgrag.eval.data.EvalDataError": InputError,
     "kgrag.eval.compare.CompareError": InputError,
     "kgrag.eval.kb.KnowledgeBaseError": StoreError,
+    "kgrag.errors.StoreConflict": StoreError,
+    "kgrag.ingest.job.PartialWrite": StoreError,
     "kgrag.generate.llm.LLMError": ModelError,
     "kgrag.generate.rewrite.RewriteRejected": ModelError,
     "kgrag.aliases.service.AliasError": InputError,

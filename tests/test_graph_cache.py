@@ -5,24 +5,34 @@ Real ingestion (models, extraction) on real HotpotQA passages."""
 
 from __future__ import annotations
 
+import shutil
 import threading
+from pathlib import Path
 
 import pytest
 
 from kgrag.aliases.service import AliasService
 from kgrag.components import Components
-from kgrag.stores.graph_walk import build_entity_graph
+from kgrag.stores.graph_walk import NetworkxAdjacency, best_paths, build_entity_graph
+from kgrag.stores.sqlite.compact_graph import CompactGraph
+from kgrag.stores.sqlite.graph import SqliteGraphStore
 from kgrag.stores.sqlite.graph_cache import EntityGraphCache
+from kgrag.types import Chunk, Document, Entity, Mention, Relation
 from tests.conftest import hotpot_records, write_jsonl
 
 
 def shape(graph) -> tuple[set, list]:
+    """Nodes and edges of a networkx graph, the reference."""
     return set(graph.nodes), sorted((min(a, b), max(a, b), round(d["weight"], 9), d["type"])
                                     for a, b, d in graph.edges(data=True))
 
 
+def compact_shape(graph: CompactGraph) -> tuple[set, list]:
+    return graph.nodes(), sorted((a, b, round(w, 9), t) for a, b, w, t in graph.edges())
+
+
 def fresh(store) -> tuple[set, list]:
-    """The graph a new process would build from the file."""
+    """The graph a new process would build from the file, built by networkx (the reference)."""
     with store._db.read("test") as conn:
         rows = conn.execute("SELECT source_key, target_key, type, sum(weight) FROM relation_evidence "
                             "GROUP BY source_key, target_key, type").fetchall()
@@ -31,7 +41,7 @@ def fresh(store) -> tuple[set, list]:
 
 def cached(store) -> tuple[set, list]:
     store.neighbors(["__none__"], hops=1)  # any walk brings the cache up to date
-    return shape(store._graph_cache.graph)
+    return compact_shape(store._graph_cache.graph)
 
 
 @pytest.fixture
@@ -51,18 +61,18 @@ def test_another_writers_ingest_and_delete_update_the_graph_without_a_rebuild(kb
     reader, writer, more = kb
     assert cached(reader) == fresh(reader)
     cache: EntityGraphCache = reader._graph_cache
-    edges_before = cache.graph.number_of_edges()
+    edges_before = cache.edges
     assert (cache.rebuilds, cache.updates) == (1, 0)
 
     assert not writer.ingest_job().run([more], progress=False).failed
     assert cached(reader) == fresh(reader)
-    assert (cache.rebuilds, cache.updates) == (1, 1) and cache.graph.number_of_edges() > edges_before
+    assert (cache.rebuilds, cache.updates) == (1, 1) and cache.edges > edges_before
 
     doc = writer.graph.list_documents()[0].id
     assert writer.graph.delete_document(doc)
     assert cached(reader) == fresh(reader)
     assert (cache.rebuilds, cache.updates) == (1, 2)
-    assert cache.edges == cache.graph.number_of_edges()  # the count it keeps to decide on rebuilds
+    assert cache.edges == len(list(cache.graph.edges()))  # the count it keeps to decide on rebuilds
 
 
 def test_alias_merge_and_entity_delete_are_followed_too(kb):
@@ -116,3 +126,85 @@ def test_walks_during_concurrent_writes_see_a_consistent_graph(kb):
             t.join(timeout=60)
     assert not errors, errors[0]
     assert cached(reader) == fresh(reader)
+
+
+def test_walks_on_the_compact_graph_equal_walks_on_networkx(kb):
+    """Same best paths (nodes, edge types, weights) from the same starts, before and after an
+    incremental update: the walk cannot tell the layouts apart."""
+    reader, writer, more = kb
+    cached(reader)  # built now: what follows reaches it through the overlay
+    assert not writer.ingest_job().run([more], progress=False).failed
+    writer.graph.delete_document(writer.graph.list_documents()[0].id)
+    reader.neighbors(["__none__"], hops=1)
+    with reader._db.read("test") as conn:
+        rows = conn.execute("SELECT source_key, target_key, type, sum(weight) FROM relation_evidence "
+                            "GROUP BY source_key, target_key, type").fetchall()
+    reference = NetworkxAdjacency(build_entity_graph(rows))
+    compact = reader._graph_cache.graph
+    assert compact.overlay  # the comparison covers the overlay, not only the arrays
+    keys = sorted(reader._graph_cache.graph.nodes())
+    for start in keys[:: max(1, len(keys) // 40)]:
+        got = best_paths(compact, [start], hops=2, limit=50)
+        want = best_paths(reference, [start], hops=2, limit=50)
+        assert {k: (p.nodes, p.edges, [round(w, 9) for w in p.weights]) for k, p in got.items()} == \
+               {k: (p.nodes, p.edges, [round(w, 9) for w in p.weights]) for k, p in want.items()}
+
+
+def restarted(store) -> SqliteGraphStore:
+    """A new store object on the same file: what a restarted server opens."""
+    return SqliteGraphStore(store.path)
+
+
+def test_a_restart_loads_the_saved_graph_and_applies_later_changes(kb):
+    reader, writer, more = kb
+    cached(reader)  # the first build saves the arrays beside the database
+    assert Path(reader.path + ".walk.npz").exists()
+    again = restarted(reader)
+    try:
+        assert cached(again) == fresh(again)
+        assert (again._graph_cache.snapshot_loads, again._graph_cache.rebuilds) == (1, 0)
+    finally:
+        again.close()
+    assert not writer.ingest_job().run([more], progress=False).failed  # after the snapshot
+    again = restarted(reader)
+    try:
+        assert cached(again) == fresh(again)
+        cache = again._graph_cache
+        assert (cache.snapshot_loads, cache.rebuilds, cache.updates) == (1, 0, 1)
+    finally:
+        again.close()
+
+
+def test_a_snapshot_of_another_database_or_a_broken_one_is_not_used(kb, tmp_path):
+    reader, writer, _ = kb
+    cached(reader)
+    snapshot = Path(reader.path + ".walk.npz")
+    other = SqliteGraphStore(tmp_path / "other.sqlite")  # a different database, its own change log
+    try:
+        text = "Ada Quillfeather lives in Marrowby."
+        chunk = Chunk(id="d#c0", doc_id="d", text=text, end=len(text))
+        other.write_document(Document(id="d", source="d.txt", hash="h"), [chunk],
+                             [Entity(key="ada", name="Ada Quillfeather"), Entity(key="marrowby", name="Marrowby")],
+                             [Mention("ada", chunk.id), Mention("marrowby", chunk.id)],
+                             [Relation("ada", "marrowby", chunk.id)])
+        shutil.copy(snapshot, tmp_path / "other.sqlite.walk.npz")
+        assert cached(other) == fresh(other) == ({"ada", "marrowby"}, [("ada", "marrowby", 1.0, "CO_OCCURS")])
+        assert other._graph_cache.snapshot_loads == 0
+    finally:
+        other.close()
+    snapshot.write_bytes(b"PK\x03\x04 not really a zip file")
+    again = restarted(reader)
+    try:
+        assert cached(again) == fresh(again)
+        assert (again._graph_cache.snapshot_loads, again._graph_cache.rebuilds) == (0, 1)
+    finally:
+        again.close()
+
+
+def test_a_warmed_server_has_its_graph_in_memory_before_the_first_question(kb, components):
+    from kgrag.server.app import create_app
+
+    reader, _, _ = kb
+    assert reader._graph_cache.graph is None  # ingestion never walks
+    create_app(components.settings, components)  # warm=True: what /readyz waits for
+    assert reader._graph_cache.graph is not None and reader._graph_cache.edges > 0

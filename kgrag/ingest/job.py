@@ -1,10 +1,12 @@
 """The ingestion job: load → chunk → embed → extract → write, incremental by content hash.
 
 Why documents are written one at a time even though embedding is batched: each document's
-write is the unit of atomicity. ``GraphWriter.write_document`` records the document's hash last,
-in one transaction, so a crash at any point leaves every document either fully written
-(skipped on re-run) or without a recorded hash (re-processed from scratch on re-run, after its
-partial chunks are deleted). That is what makes a killed run converge to a clean one.
+write is the unit of atomicity. It follows the write protocol of ``kgrag.stores.consistency``
+(journal, graph commit with the hash last, chunk swap, journal done): a failure at any step
+keeps the old version or, past the commit point, leaves the journal entry that finishes the new
+one. Every run starts by finishing those entries and comparing the stores, so a killed run (or
+a damaged store file) converges to a clean run: documents the stores disagree on are
+re-processed as changed.
 """
 
 from __future__ import annotations
@@ -18,11 +20,14 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from kgrag.errors import StoreError
 from kgrag.ingest.chunking import Chunker
 from kgrag.ingest.loaders import LoadError, discover, load
 from kgrag.lexicon.scripts import is_mainly_non_latin
 from kgrag.models.base import CorpusEmbedder, Embedder
+from kgrag.stores import consistency
 from kgrag.stores.base import ChunkIndex, GraphWriter
+from kgrag.stores.consistency import DELETED, StoreDiff, WriteJournal
 from kgrag.types import Chunk, Document
 
 log = logging.getLogger(__name__)
@@ -37,6 +42,7 @@ GROUP_CHUNKS = 256
 class Failure:
     path: str
     reason: str
+    stage: str = "load"  # "load", "chunk" or "write" (a store failed: the server answers 503)
 
 
 @dataclass(frozen=True)
@@ -82,6 +88,7 @@ class IngestReport:
     unchanged: int = 0
     failed: list[Failure] = field(default_factory=list)
     chunks_written: int = 0
+    store_check: StoreDiff = field(default_factory=StoreDiff)  # disagreements left at the start
     seconds: dict[str, float] = field(default_factory=lambda: dict.fromkeys(STAGES, 0.0))
     wall_seconds: float = 0.0
     totals: dict[str, int] = field(default_factory=dict)  # store stats after the run
@@ -124,7 +131,14 @@ class IngestJob:
         chunker: Chunker,
         embedder_factory: Callable[[], Embedder],
         extractor_factory: Callable[[], object],
+        journal: WriteJournal | None = None,
     ):
+        """``journal`` None: one in memory (no recovery across processes; tests)."""
+        if journal is None:
+            from kgrag.stores.sqlite.journal import MEMORY, SqliteWriteJournal
+
+            journal = SqliteWriteJournal(MEMORY)
+        self.journal = journal
         self.chunk_index = chunk_index
         self.graph = graph
         self.chunker = chunker
@@ -184,7 +198,10 @@ class IngestJob:
     def _ingest(self, docs: Sequence[Document], report: IngestReport, started: float,
                 progress: bool, on_document: ProgressCallback | None) -> IngestReport:
         with _timed(report, "load"):
-            known = {d.id: d.hash for d in self.graph.list_documents()}
+            report.store_check = self.reconcile()
+            known = self.graph.document_hashes()
+            for doc_id in report.store_check.mismatched:  # the stores disagree: re-process it
+                known[doc_id] = DELETED
         pending: list[Document] = []
         for doc in docs:
             old = known.get(doc.id)
@@ -207,9 +224,20 @@ class IngestJob:
         return report
 
     def delete(self, doc_id: str) -> bool:
-        removed_chunks = self.chunk_index.delete_document(doc_id)
-        removed_doc = self.graph.delete_document(doc_id)
-        return removed_doc or removed_chunks > 0
+        """Delete a document from both stores: the graph first (the commit point), then its
+        chunks. A failure of the graph half leaves it whole; of the chunk half, the journal
+        entry that the next recovery finishes. False when neither store knew it."""
+        with self.journal.writing():
+            consistency.recover(self.journal, self.chunk_index, self.graph)
+            return consistency.delete_document(self.journal, self.chunk_index, self.graph, doc_id)
+
+    def reconcile(self) -> StoreDiff:
+        """Finish or discard pending writes, remove chunks whose document the graph does not
+        know, and return what still disagrees (``mismatched``: re-processed when ingested)."""
+        report = consistency.repair(self.journal, self.chunk_index, self.graph, drop_mismatched=False)
+        if report.removed_orphans or report.recovered.roll_forward or report.recovered.discard:
+            log.warning("store repair before ingest: %s", report.to_dict())
+        return report.after
 
     # -- stages ----------------------------------------------------------------------------
     def _load_all(self, paths: Sequence[str | Path], report: IngestReport) -> list[Document]:
@@ -247,7 +275,7 @@ class IngestJob:
                     chunks = self.chunker.chunk(doc)
                 except Exception as e:
                     log.exception("chunker crashed on %s", doc.id)
-                    report.failed.append(Failure(doc.source, f"chunking {doc.id}: {type(e).__name__}: {e}"))
+                    report.failed.append(Failure(doc.source, f"chunking {doc.id}: {type(e).__name__}: {e}", "chunk"))
                     _drop(report, doc.id)
                     tracker.document(doc.id, False, report.chunks_written)
                     continue
@@ -279,7 +307,7 @@ class IngestJob:
                     self._write(doc, chunks, doc_vectors, extraction)
                 except Exception as e:
                     log.exception("writing %s failed", doc.id)
-                    report.failed.append(Failure(doc.source, f"writing {doc.id}: {type(e).__name__}: {e}"))
+                    report.failed.append(Failure(doc.source, f"writing {doc.id}: {type(e).__name__}: {e}", "write"))
                     _drop(report, doc.id)
                     tracker.document(doc.id, False, report.chunks_written)
                     continue
@@ -293,11 +321,26 @@ class IngestJob:
         return embedder.embed_passages(texts)
 
     def _write(self, doc: Document, chunks: list[Chunk], vectors, extraction) -> None:
-        # Order matters (see module docstring): clear both stores, chunks first, graph last.
-        self.chunk_index.delete_document(doc.id)
-        self.graph.delete_document(doc.id)
-        self.chunk_index.upsert(chunks, vectors)
-        self.graph.write_document(doc, chunks, extraction.entities, extraction.mentions, extraction.relations)
+        """The write protocol (``kgrag.stores.consistency``): journal, graph (commit), chunks,
+        journal done."""
+        with self.journal.writing():
+            with consistency.settle_on_error(self.journal, self.chunk_index, self.graph, doc.id):
+                self.journal.begin(doc.id, doc.hash, chunks, vectors)
+                self.graph.write_document(doc, chunks, extraction.entities, extraction.mentions,
+                                          extraction.relations)
+            try:
+                self.chunk_index.replace_document(doc.id, chunks, vectors)
+                self.journal.finish(doc.id)
+            except Exception as exc:
+                raise PartialWrite(
+                    f"the new version is recorded in the graph, its chunks are not yet indexed "
+                    f"({type(exc).__name__}: {exc}); the next ingest, server start or "
+                    f"'kgrag check --repair' finishes it"
+                ) from exc
+
+
+class PartialWrite(StoreError):
+    """A write that passed the commit point and failed after it: finished by recovery."""
 
 
 def _mixed_scripts(docs: Sequence[Document]) -> bool:

@@ -17,6 +17,7 @@ from kgrag.server.errors import register_error_handlers
 from kgrag.server.metrics import Metrics
 from kgrag.server.request_log import RequestLog
 from kgrag.server.routes import aliases, documents, entities, feedback, health, query
+from kgrag.stores.consistency import recover
 
 log = logging.getLogger(__name__)
 
@@ -46,9 +47,13 @@ def create_app(settings: Settings, components: Components | None = None, *, warm
 
 def warm_up(app: Flask) -> None:
     components = app.config["KGRAG_COMPONENTS"]
+    recover_stores(components)
     # One real retrieval loads the embedder (and reranker), jieba's dictionary, the dense
     # matrix and the entity graph: measured, a cold first question took 1.3 s.
     components.retriever.retrieve("What is kgrag?", top_k=1)
+    # That question links no entity, so no walk ran: a walk from no entity loads the embedded
+    # store's graph (from its snapshot, or by reading every relation) before /readyz says ready.
+    components.graph.neighbors([], hops=1)
     components.generator  # noqa: B018 - builds the answerer once
     # Loaded models and caches live as long as the process: keep them out of the garbage
     # collector's full passes (see SqliteGraphStore._entity_graph).
@@ -56,3 +61,20 @@ def warm_up(app: Flask) -> None:
     gc.freeze()
     app.config["KGRAG_WARM"] = True
     log.info("models loaded; ready")
+
+
+def recover_stores(components: Components) -> None:
+    """At start: finish or discard the writes a crashed ingest left (the journal's recovery).
+    Nothing else is changed: a server never deletes data on its own (a graph file removed by
+    mistake would otherwise cost every chunk at the next start); other disagreements are named
+    by ``/readyz`` until an ingest or ``kgrag check --repair`` settles them. A failure here is
+    logged: the server still starts and ``/readyz`` says what is wrong."""
+    try:
+        with components.journal.writing():
+            plan = recover(components.journal, components.chunk_index, components.graph)
+    except Exception:  # noqa: BLE001 - a broken store must not stop the server from saying so
+        log.exception("store recovery at start failed")
+        return
+    if plan.roll_forward or plan.discard:
+        log.warning("finished %d and discarded %d unfinished writes at start",
+                    len(plan.roll_forward), len(plan.discard))

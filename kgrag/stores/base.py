@@ -18,11 +18,9 @@ role                      used by                                         contra
 ``GraphStore`` is their union (what the factory builds); ``AliasGraph`` is what
 ``kgrag.aliases`` works on (reading, administering, auditing, curating).
 
-Write protocol for one document (what makes a crash mid-ingest converge on re-run): the
-ingestion job first removes the document from both stores, then writes its chunks to the
-ChunkIndex, then calls ``GraphWriter.write_document`` which writes the Document node, with its
-hash, last and atomically. A document whose hash is not in the graph is therefore always
-re-processed from scratch.
+Write protocol for one document across both stores (journal, graph commit with the hash last,
+then the chunk swap; what makes every failure keep the old version or finish the new one, and a
+crash converge on re-run): ``kgrag.stores.consistency``.
 """
 
 from __future__ import annotations
@@ -46,6 +44,13 @@ class ChunkIndex(Protocol):
 
     def delete_document(self, doc_id: str) -> int:
         """Remove every chunk of a document; returns how many were removed."""
+
+    def replace_document(self, doc_id: str, chunks: Sequence[Chunk], vectors: np.ndarray | None) -> int:
+        """Make ``chunks`` the document's only chunks (as upsert); returns how many of its other
+        chunks were removed. Idempotent: the write journal's recovery may repeat it."""
+
+    def chunk_ids_by_document(self) -> dict[str, set[str]]:
+        """document id → ids of its chunks in the index (the consistency check)."""
 
     def get(self, ids: Sequence[str]) -> list[Chunk]:
         """Chunks by id, in the order asked; unknown ids are left out."""
@@ -162,6 +167,13 @@ class GraphWriter(Protocol):
 
     def list_documents(self) -> list[Document]:
         ...
+
+    def document_hashes(self) -> dict[str, str]:
+        """document id → recorded hash (the write journal's commit test)."""
+
+    def document_chunk_ids(self) -> dict[str, set[str]]:
+        """document id → ids of its chunks in the graph (an empty set for a document without
+        chunks); chunks whose document is missing are listed under their doc_id."""
 
     def write_document(
         self,

@@ -16,6 +16,7 @@ from kgrag.errors import ConfigError
 if TYPE_CHECKING:
     from kgrag.config import Settings
     from kgrag.stores.base import ChunkIndex, GraphStore
+    from kgrag.stores.consistency import WriteJournal
 
 ChunkStoreKind = Literal["sqlite", "elasticsearch"]
 GraphStoreKind = Literal["sqlite", "neo4j"]
@@ -25,6 +26,7 @@ GRAPH_STORE_KINDS: tuple[str, ...] = get_args(GraphStoreKind)
 EMBEDDED: Literal["sqlite"] = "sqlite"
 CHUNK_INDEX_FILE = "chunks.sqlite"
 GRAPH_STORE_FILE = "graph.sqlite"
+JOURNAL_FILE = "journal.sqlite"
 
 
 def build_chunk_index(settings: Settings) -> ChunkIndex:
@@ -58,6 +60,15 @@ def build_graph_store(settings: Settings) -> GraphStore:
         f"graph_store {settings.graph_store!r} is not available in this build "
         f"(supported: {', '.join(GRAPH_STORE_KINDS)})"
     )
+
+
+def build_journal(settings: Settings) -> WriteJournal:
+    """The write journal (``kgrag.stores.consistency``): a SQLite file under the data dir, for
+    every store kind (it holds pending writes, not the knowledge base)."""
+    from kgrag.stores.sqlite.journal import SqliteWriteJournal
+
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    return SqliteWriteJournal(settings.data_dir / JOURNAL_FILE)
 
 
 def embedded_file(kind: str, half: Literal["graph", "chunks"], settings: Settings) -> Path | None:

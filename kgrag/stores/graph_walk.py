@@ -9,6 +9,7 @@ lexicographically smallest predecessor so results are deterministic.
 from __future__ import annotations
 
 from collections.abc import Callable, Container, Iterable, Mapping, Sequence
+from typing import Protocol
 
 import networkx as nx
 
@@ -40,24 +41,47 @@ def build_entity_graph(edges: Sequence[tuple[str, str, str, float]]) -> nx.Graph
     return graph
 
 
-def best_paths(graph: nx.Graph, starts: Sequence[str], hops: int, limit: int) -> dict[str, GraphPath]:
+class Adjacency(Protocol):
+    """What ``best_paths`` walks: the edges at a node (an in-memory graph of any layout)."""
+
+    def __contains__(self, key: object) -> bool: ...
+
+    def adjacent(self, key: str) -> Iterable[tuple[str, float, str]]:
+        """(neighbour, merged weight, relation type) per edge at ``key``."""
+        ...
+
+
+def best_paths(graph: Adjacency, starts: Sequence[str], hops: int, limit: int) -> dict[str, GraphPath]:
     """``walk_levels`` over an in-memory graph."""
 
     def select(frontier: Mapping[str, float], reached: Container[str], room: int) -> list[Reached]:
         candidates: dict[str, tuple[float, str, tuple[float, str]]] = {}
         for u in sorted(frontier):  # sorted, and ">" below: ties keep the smallest predecessor
-            if u not in graph:
-                continue
-            for v, data in graph[u].items():
+            for v, weight, rel_type in graph.adjacent(u):
                 if v in reached:
                     continue
-                s = frontier[u] + data["weight"]
+                s = frontier[u] + weight
                 if v not in candidates or s > candidates[v][0]:
-                    candidates[v] = (s, u, (data["weight"], data["type"]))
+                    candidates[v] = (s, u, (weight, rel_type))
         chosen = sorted(candidates, key=lambda v: (-candidates[v][0], v))[:room]
         return [(v, *candidates[v]) for v in chosen]
 
     return walk_levels(select, starts, hops, limit)
+
+
+class NetworkxAdjacency:
+    """A networkx graph (``build_entity_graph``) seen as an ``Adjacency``."""
+
+    def __init__(self, graph: nx.Graph):
+        self.graph = graph
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.graph
+
+    def adjacent(self, key: str) -> Iterable[tuple[str, float, str]]:
+        if key in self.graph:
+            for v, data in self.graph[key].items():
+                yield v, data["weight"], data["type"]
 
 
 # (entity, score, predecessor, (edge weight, edge type)): one entity a level reached.

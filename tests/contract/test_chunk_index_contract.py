@@ -217,3 +217,24 @@ def test_ids_and_text_that_look_like_queries_are_stored_verbatim(chunk_index):
     assert _ids(chunk_index.search_bm25("detach delete", 5)) == [nasty.id]
     assert _ids(chunk_index.search_dense(VECTORS[0], 5, SearchFilter(doc_id=nasty.doc_id))) == [nasty.id]
     assert chunk_index.delete_document(nasty.doc_id) == 1
+
+
+def test_replace_document_swaps_a_documents_chunks_and_repeats_harmlessly(filled):
+    new = [Chunk(id="notes#c9", doc_id="notes", text=f"A {RARE} sighting at the field station.", ordinal=0),
+           Chunk(id="notes#c1", doc_id="notes", text="Calm and sunny all week.", ordinal=1)]
+    vectors = VECTORS[:2]
+    assert filled.replace_document("notes", new, vectors) == 1  # notes#c2; notes#c1 is rewritten
+    assert filled.chunk_ids_by_document()["notes"] == {"notes#c1", "notes#c9"}
+    assert filled.replace_document("notes", new, vectors) == 0  # the journal's recovery may repeat it
+    assert filled.get(["notes#c1", "notes#c2"]) == [new[1]]
+    assert "notes#c9" in _ids(filled.search_bm25(RARE, 5))
+    assert filled.count() == len(CORPUS)
+
+
+def test_chunk_ids_by_document_lists_every_chunk(filled):
+    expected: dict[str, set[str]] = {}
+    for c in CORPUS:
+        expected.setdefault(c.doc_id, set()).add(c.id)
+    assert filled.chunk_ids_by_document() == expected
+    filled.delete_document("zh")
+    assert "zh" not in filled.chunk_ids_by_document()

@@ -345,3 +345,11 @@ def test_export_document_round_trips_into_another_store(two_docs, tmp_path):
         assert copy.get_entity("glossary only").curated is True
     finally:
         copy.close()
+
+
+def test_document_hashes_and_chunk_ids(two_docs):
+    assert two_docs.document_hashes() == {"A": "h1", "B": two_docs.get_document("B").hash}
+    assert two_docs.document_chunk_ids() == {"A": {"A#0", "A#1"}, "B": {"B#0"}}
+    two_docs.delete_document("A")
+    assert two_docs.document_chunk_ids() == {"B": {"B#0"}}
+    assert set(two_docs.document_hashes()) == {"B"}

@@ -25,6 +25,7 @@ from kgrag.aliases.glossary_io import export_glossary, import_glossary
 from kgrag.aliases.service import AliasError, AliasService
 from kgrag.aliases.suggest import suggest_duplicates
 from kgrag.aliases.views import ambiguous_aliases, list_entities, show
+from kgrag.errors import StoreConflict
 from kgrag.server.auth import require_admin
 from kgrag.server.errors import ApiError
 from kgrag.server.params import (
@@ -38,7 +39,6 @@ from kgrag.server.params import (
 )
 from kgrag.server.routes.documents import INGEST_LOCK
 from kgrag.server.schemas import json_body
-from kgrag.stores.base import StoreError
 
 bp = Blueprint("aliases", __name__)
 _STATUS = {"unknown_entity": 404, "ambiguous": 409, "conflict": 409, "invalid": 400}
@@ -93,7 +93,7 @@ def _run(operation):
         return operation()
     except AliasError as exc:
         raise ApiError(_STATUS.get(exc.code, 400), exc.code, str(exc)) from None
-    except StoreError as exc:
+    except StoreConflict as exc:  # a real conflict; any other StoreError is a 503 (errors.py)
         raise ApiError(409, "store_refused", str(exc)) from None
 
 

@@ -15,6 +15,7 @@ from kgrag.ingest.loaders import SUPPORTED_SUFFIXES, LoadError, load
 from kgrag.ingest.loaders.base import content_hash, document_id
 from kgrag.server.auth import require_admin
 from kgrag.server.errors import ApiError, redact_paths
+from kgrag.server.request_log import request_id
 from kgrag.server.schemas import DocumentsRequest, json_body
 from kgrag.types import Document
 
@@ -67,6 +68,14 @@ def add_documents():
             uploads.discard()
     body = report.to_dict()
     body["failed"] = failed + [{**f, "reason": redact_paths(f["reason"])} for f in body.get("failed", [])]
+    not_written = [f for f in report.failed if f.stage == "write"]
+    if not_written:
+        # A store failed: the request did not do what it asked. Documents that failed before the
+        # commit point keep their old version (see kgrag.stores.consistency); the body still
+        # lists what was written.
+        message = "; ".join(f"{f.path}: {redact_paths(f.reason)}" for f in not_written)
+        return jsonify({"error": {"code": "store_unavailable", "message": message, "request_id": request_id()},
+                        **body}), 503
     status = 201 if (report.new or report.changed) else 200
     return jsonify(body), status
 
@@ -75,8 +84,10 @@ def add_documents():
 @require_admin
 def delete_document(doc_id: str):
     with INGEST_LOCK:
-        removed = _components().ingest_job().delete(doc_id)
-        _components().retriever.linker.invalidate()
+        try:  # a store failure raises (503); the write protocol keeps the document whole
+            removed = _components().ingest_job().delete(doc_id)
+        finally:
+            _components().retriever.linker.invalidate()
     if not removed:
         raise ApiError(404, "not_found", f"no document with id {doc_id!r}")
     return jsonify({"deleted": doc_id})

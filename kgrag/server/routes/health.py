@@ -5,6 +5,7 @@ from __future__ import annotations
 from flask import Blueprint, current_app, jsonify
 
 from kgrag.server.errors import redact_paths
+from kgrag.stores.consistency import readiness_problems
 
 bp = Blueprint("health", __name__)
 
@@ -16,8 +17,17 @@ def healthz():
 
 @bp.get("/readyz")
 def readyz():
-    """Ready when both stores answer and the models are loaded (the app warms them at start)."""
+    """Ready when both stores answer, are sound (files in place, ``PRAGMA quick_check``; a
+    server reachable) and agree with each other (``kgrag.stores.consistency``), and the models
+    are loaded (the app warms them at start). 503 names each problem otherwise."""
     components = current_app.config["KGRAG_COMPONENTS"]
+    try:
+        problems = readiness_problems(components.journal, components.chunk_index, components.graph)
+    except Exception as exc:  # a store that cannot answer: not ready, say why
+        problems = [f"{type(exc).__name__}: {exc}"]
+    if problems:
+        problems = [redact_paths(p) for p in problems]
+        return jsonify({"status": "unavailable", "reason": "; ".join(problems), "problems": problems}), 503
     try:
         graph = components.graph.stats()
         chunks = components.chunk_index.count(searchable_only=True)

@@ -261,6 +261,24 @@ class ElasticsearchChunkIndex:
                 f"to {self.index!r}; first: chunk {first.get('_id')!r}: {first.get('error')}"
             )
 
+    def replace_document(self, doc_id: str, chunks: Sequence[Chunk], vectors: np.ndarray | None) -> int:
+        """The new chunks are written (same ids overwritten), then the document's other chunks
+        are deleted; returns how many were deleted. Not one transaction (Elasticsearch has
+        none): a reader may meet the new chunks beside old ones of other ids for one refresh.
+        Both steps are idempotent, so the journal's recovery may repeat them."""
+        if not isinstance(doc_id, str):
+            raise StoreError(f"doc_id must be a string, got {type(doc_id).__name__}")
+        chunks = list(chunks)
+        self.upsert(chunks, vectors)
+        keep = [c.id for c in chunks]
+        with es_errors(self.url, f"delete old chunks of {doc_id!r} from index {self.index!r}"):
+            resp = self._client.delete_by_query(
+                index=self.index,
+                query={"bool": {"filter": [{"term": {"doc_id": doc_id}}], "must_not": [{"ids": {"values": keep}}]}},
+                refresh=True,
+            )
+        return int(resp["deleted"])
+
     def delete_document(self, doc_id: str) -> int:
         if not isinstance(doc_id, str):
             raise StoreError(f"doc_id must be a string, got {type(doc_id).__name__}")
@@ -303,6 +321,23 @@ class ElasticsearchChunkIndex:
                 after = agg.get("after_key")
                 if not agg["buckets"] or after is None:
                     return out
+
+    def chunk_ids_by_document(self) -> dict[str, set[str]]:
+        """Pages with ``search_after`` over (doc_id, chunk_id), ids only."""
+        out: dict[str, set[str]] = {}
+        after: list[Any] | None = None
+        while True:
+            with es_errors(self.url, f"list chunk ids of index {self.index!r}"):
+                resp = self._client.search(
+                    index=self.index, size=m.MAX_WINDOW, sort=[{"doc_id": "asc"}, {"chunk_id": "asc"}],
+                    search_after=after, source=["doc_id", "chunk_id"], track_total_hits=False,
+                )
+            hits = resp["hits"]["hits"]
+            for hit in hits:
+                out.setdefault(hit["_source"]["doc_id"], set()).add(hit["_id"])
+            if len(hits) < m.MAX_WINDOW:
+                return out
+            after = hits[-1]["sort"]
 
     def count(self, searchable_only: bool = False) -> int:
         query = {"term": {"is_parent": False}} if searchable_only else {"match_all": {}}
@@ -381,6 +416,14 @@ class ElasticsearchChunkIndex:
         with es_errors(self.url, f"kNN search in index {self.index!r}"):
             resp = self._client.search(index=self.index, knn=knn, size=k, source=False)
         return [ScoredId(h["_id"], 2.0 * float(h["_score"]) - 1.0) for h in resp["hits"]["hits"]]
+
+    def problems(self) -> list[str]:
+        """[] when the index answers a count, else why not."""
+        try:
+            self.count()
+        except StoreError as exc:
+            return [str(exc)]
+        return []
 
     def close(self) -> None:
         if self._owns_client:

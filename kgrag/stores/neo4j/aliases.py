@@ -21,7 +21,7 @@ from typing import Any
 
 import neo4j
 
-from kgrag.errors import StoreError
+from kgrag.errors import StoreConflict, StoreError
 from kgrag.stores.base import AuditEntry
 from kgrag.stores.graph_rules import (
     check_added_mentions,
@@ -60,7 +60,7 @@ class Neo4jAliasAdmin:
     def _read_entity(self, key: str) -> Entity:
         rows = self._run.read("get entity", lambda tx: self._run.rows(tx, "entities_get", keys=[key]))
         if not rows:  # only when another client deleted it between the write and this read
-            raise StoreError(f"no entity keyed {key!r}")
+            raise StoreConflict(f"no entity keyed {key!r}")
         return entity_of(rows[0])
 
     # -- reads -------------------------------------------------------------------------------
@@ -105,7 +105,7 @@ class Neo4jAliasAdmin:
                 self._run.rows(tx, "aliases_replace", key=key, surfaces=surfaces, alias_keys=old["alias_keys"])
                 return
             if self._entity(tx, new_key) is not None:
-                raise StoreError(f"rename {key!r}: an entity keyed {new_key!r} already exists; merge them instead")
+                raise StoreConflict(f"rename {key!r}: an entity keyed {new_key!r} already exists; merge them instead")
             self._run.rows(tx, "aliases_entity_create", key=new_key, display_name=new_name, type=old["type"],
                            curated=bool(old["curated"]))
             new = self._require(tx, new_key)
@@ -141,7 +141,7 @@ class Neo4jAliasAdmin:
         def work(tx: Tx) -> None:
             old = self._require(tx, key)
             if self._entity(tx, new_key) is not None:
-                raise StoreError(f"{what}: an entity keyed {new_key!r} already exists")
+                raise StoreConflict(f"{what}: an entity keyed {new_key!r} already exists")
             owned = dict(zip(old["alias_keys"], old["aliases"]))
             moving = split_aliases(what, key, new_key, aliases, owned)
             records = [MergeRecord.from_json(r["seq"], r["drop_key"], r["entity"], r["mentions"], r["relations"])
@@ -191,7 +191,7 @@ class Neo4jAliasAdmin:
             keys = {k for k, _ in wanted_m} | {k for e in wanted_r for k in e[:2]}
             unknown = keys - self._known(tx, keys)
             if unknown:
-                raise StoreError(f"add mentions: unknown entity key(s) {sorted(unknown)[:5]}")
+                raise StoreConflict(f"add mentions: unknown entity key(s) {sorted(unknown)[:5]}")
             stored = self._chunks(tx, {c for _, c in wanted_m} | {e[3] for e in wanted_r})
             have = self._evidence(tx, sorted({k for k, _ in wanted_m} | {e[0] for e in wanted_r}))
             rows = {mk: n for mk, n in wanted_m.items() if mk[1] in stored and n > have.mentions.get(mk, 0)}
@@ -213,7 +213,7 @@ class Neo4jAliasAdmin:
     def _require(self, tx: Tx, key: str) -> dict[str, Any]:
         entity = self._entity(tx, key)
         if entity is None:
-            raise StoreError(f"no entity keyed {key!r}")
+            raise StoreConflict(f"no entity keyed {key!r}")
         return entity
 
     def _known(self, tx: Tx, keys: Iterable[str]) -> set[str]:

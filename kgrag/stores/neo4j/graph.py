@@ -69,6 +69,22 @@ class Neo4jGraphStore:
         rows = self._run.read("list documents", lambda tx: self._run.rows(tx, "document_list"))
         return [document_of(r) for r in rows]
 
+    def document_hashes(self) -> dict[str, str]:
+        rows = self._run.read("read document hashes", lambda tx: self._run.rows(tx, "document_hashes"))
+        return {r["id"]: r["hash"] for r in rows}
+
+    def document_chunk_ids(self) -> dict[str, set[str]]:
+        """Every document → its chunk ids; chunks of a document without a node are listed under
+        their doc_id too (the index must agree with them as well)."""
+
+        def work(tx) -> dict[str, set[str]]:
+            out: dict[str, set[str]] = {r["id"]: set() for r in self._run.rows(tx, "document_hashes")}
+            for r in self._run.rows(tx, "document_chunk_map"):
+                out.setdefault(r["doc_id"], set()).update(r["chunk_ids"] or [])
+            return out
+
+        return self._run.read("read document chunks", work)
+
     def write_document(
         self,
         doc: Document,
@@ -233,6 +249,14 @@ class Neo4jGraphStore:
     def stats(self) -> dict[str, int]:
         row = self._run.read("stats", lambda tx: self._run.rows(tx, "stats"))[0]
         return {name: int(row[name]) for name in ("documents", "chunks", "entities", "aliases", "mentions", "relations")}
+
+    def problems(self) -> list[str]:
+        """[] when the server answers a read, else why not."""
+        try:
+            self._run.read("ping", lambda tx: self._run.rows(tx, "ping"))
+        except StoreError as exc:
+            return [str(exc)]
+        return []
 
     def close(self) -> None:
         self._run.close()

@@ -1,2 +1,3 @@
 """The embedded stores: SQLite files under the data dir (``chunks.SqliteChunkIndex``,
-``graph.SqliteGraphStore``), networkx for graph traversal."""
+``graph.SqliteGraphStore``), the entity graph in numpy arrays for traversal
+(``compact_graph``)."""

@@ -21,7 +21,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict
 
-from kgrag.errors import StoreError
+from kgrag.errors import StoreConflict, StoreError
 from kgrag.lexicon.normalize import normalize_alias
 from kgrag.stores.base import AuditEntry
 from kgrag.stores.graph_rules import (
@@ -100,7 +100,7 @@ class SqliteAliasAdmin:
                 conn.execute("UPDATE aliases SET surface = ? WHERE entity_key = ? AND normalized = ?", (new_name, key, key))
             else:
                 if _exists(conn, new_key):
-                    raise StoreError(f"rename {key!r}: an entity keyed {new_key!r} already exists; merge them instead")
+                    raise StoreConflict(f"rename {key!r}: an entity keyed {new_key!r} already exists; merge them instead")
                 conn.execute("INSERT INTO entities (key, name, type, curated) VALUES (?, ?, ?, ?)",
                              (new_key, new_name, old.type, int(old.curated)))
                 _add_aliases(conn, new_key, [new_name])  # the name first, as for any entity
@@ -128,7 +128,7 @@ class SqliteAliasAdmin:
         with _admin_write(self._db, what) as conn:
             old = _require(conn, key)
             if _exists(conn, new_key):
-                raise StoreError(f"{what}: an entity keyed {new_key!r} already exists")
+                raise StoreConflict(f"{what}: an entity keyed {new_key!r} already exists")
             owned = {normalize_alias(a): a for a in old.aliases}
             moving = split_aliases(what, key, new_key, aliases, owned)
             records = [MergeRecord.from_json(*row) for row in conn.execute(
@@ -169,7 +169,7 @@ class SqliteAliasAdmin:
             keys = {m.entity_key for m in mentions} | {k for r in rows for k in r[:2]}
             unknown = keys - existing_entities(conn, keys)
             if unknown:
-                raise StoreError(f"add mentions: unknown entity key(s) {sorted(unknown)[:5]}")
+                raise StoreConflict(f"add mentions: unknown entity key(s) {sorted(unknown)[:5]}")
             stored = existing_chunks(conn, {m.chunk_id for m in mentions} | {r[3] for r in rows})
             before = conn.total_changes
             conn.executemany(
@@ -212,7 +212,7 @@ class SqliteAuditLog:
 # -- steps (inside a write transaction) -------------------------------------------------------
 def _found(entity: Entity | None, key: str) -> Entity:
     if entity is None:  # only when another process deleted it between the write and this read
-        raise StoreError(f"no entity keyed {key!r}")
+        raise StoreConflict(f"no entity keyed {key!r}")
     return entity
 
 
@@ -227,7 +227,7 @@ def _exists(conn: sqlite3.Connection, key: str) -> bool:
 def _require(conn: sqlite3.Connection, key: str) -> Entity:
     found = load_entities(conn, [key]).get(key)
     if found is None:
-        raise StoreError(f"no entity keyed {key!r}")
+        raise StoreConflict(f"no entity keyed {key!r}")
     return found
 
 

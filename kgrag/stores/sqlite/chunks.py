@@ -108,6 +108,14 @@ class SqliteChunkIndex:
 
     # -- writes ----------------------------------------------------------------------------
     def upsert(self, chunks: Sequence[Chunk], vectors: np.ndarray | None) -> None:
+        self._write_chunks(chunks, vectors, None)
+
+    def replace_document(self, doc_id: str, chunks: Sequence[Chunk], vectors: np.ndarray | None) -> int:
+        """One transaction: ``chunks`` come in, every other chunk of ``doc_id`` goes; returns how
+        many of those went."""
+        return self._write_chunks(chunks, vectors, doc_id)
+
+    def _write_chunks(self, chunks: Sequence[Chunk], vectors: np.ndarray | None, replace_doc: str | None) -> int:
         chunks = list(chunks)
         searchable = [c for c in chunks if c.searchable]
         matrix = check_vectors(str(self.path), vectors, len(searchable))
@@ -116,8 +124,12 @@ class SqliteChunkIndex:
         rows = [_chunk_row(c) for c in chunks]
         fts_rows = [(segment(f"{c.title}\n{c.section_path}"), segment(c.text)) for c in searchable]
         with self._db.lock:  # held past the commit so the dense cache update is atomic with it
-            with self._db.write("upsert chunks") as conn:
-                replaced = self._delete_where(
+            what = "upsert chunks" if replace_doc is None else f"replace the chunks of {replace_doc!r}"
+            with self._db.write(what) as conn:
+                removed = 0 if replace_doc is None else self._delete_where(
+                    conn, "doc_id = json_extract(?1, '$[0]') AND id NOT IN (SELECT value FROM json_each(?1, '$[1]'))",
+                    json.dumps([replace_doc, [c.id for c in chunks]], ensure_ascii=False))
+                replaced = removed + self._delete_where(
                     conn, f"id {IN_JSON}", id_list(c.id for c in chunks)
                 )
                 next_pk = conn.execute("SELECT coalesce(max(pk), 0) + 1 FROM chunks").fetchone()[0]
@@ -144,6 +156,7 @@ class SqliteChunkIndex:
                 self._dense_appended.append(
                     _DenseMatrix.build(searchable_pks, [c.id for c in searchable], matrix)
                 )
+        return removed
 
     def delete_document(self, doc_id: str) -> int:
         with self._db.lock:
@@ -171,6 +184,13 @@ class SqliteChunkIndex:
             ).fetchall()
         found = {row[0]: _chunk_from_row(row) for row in rows}
         return [found[i] for i in ids if i in found]
+
+    def chunk_ids_by_document(self) -> dict[str, set[str]]:
+        with self._db.read("list chunk ids") as conn:
+            out: dict[str, set[str]] = {}
+            for doc_id, chunk_id in conn.execute("SELECT doc_id, id FROM chunks"):
+                out.setdefault(doc_id, set()).add(chunk_id)
+            return out
 
     def document_ids(self) -> set[str]:
         with self._db.read("list document ids") as conn:
@@ -291,6 +311,10 @@ class SqliteChunkIndex:
     def dim(self) -> int | None:
         """Vector dimension, once fixed (by ``dim=`` or the first vectors written)."""
         return self._dim if self._dim is not None else self._requested_dim
+
+    def problems(self) -> list[str]:
+        """See ``SqliteDatabase.problems``."""
+        return self._db.problems()
 
     def close(self) -> None:
         self._db.close()

@@ -1,4 +1,4 @@
-"""Embedded GraphStore: SQLite tables mirroring the Neo4j model, networkx for traversal.
+"""Embedded GraphStore: SQLite tables mirroring the Neo4j model, an in-memory graph for traversal.
 
 documents / chunks / entities / aliases / mentions / relation_evidence. Relations are kept per
 evidencing chunk so deleting a document removes exactly the evidence it gave; an edge's weight
@@ -14,14 +14,13 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-import networkx as nx
-
 from kgrag.errors import StoreError
 from kgrag.lexicon.normalize import normalize_alias
 from kgrag.stores.base import AuditEntry, DocumentContent
 from kgrag.stores.graph_rules import PREVIEW_CHARS, check_chunks, mention_rows, relation_rows
 from kgrag.stores.graph_walk import best_paths
 from kgrag.stores.sqlite.aliases import SqliteAliasAdmin, SqliteAuditLog
+from kgrag.stores.sqlite.compact_graph import CompactGraph
 from kgrag.stores.sqlite.db import GRAPH_STORE_APP_ID, IN_JSON, SqliteDatabase, id_list, to_json
 from kgrag.stores.sqlite.graph_cache import CHANGE_LOG, EntityGraphCache
 from kgrag.stores.sqlite.graph_reads import group_pairs, load_entities
@@ -51,7 +50,9 @@ class SqliteGraphStore:
         with self._db.write("add the relation change log") as conn:
             for statement in CHANGE_LOG:
                 conn.execute(statement)
-        self._graph_cache = EntityGraphCache()
+        # Saved beside the database after each full build; a restarted server loads it and
+        # applies the changes since, instead of re-reading every relation (README "Sizing").
+        self._graph_cache = EntityGraphCache(Path(self.path + ".walk.npz") if self.path != ":memory:" else None)
 
     # -- documents -------------------------------------------------------------------------
     def get_document(self, doc_id: str) -> Document | None:
@@ -70,6 +71,23 @@ class SqliteGraphStore:
             Document(id=i, source=s, title=t, hash=h, format=f, metadata=json.loads(m))
             for i, s, t, h, f, m in rows
         ]
+
+    def document_hashes(self) -> dict[str, str]:
+        with self._db.read("read document hashes") as conn:
+            return dict(conn.execute("SELECT id, hash FROM documents").fetchall())
+
+    def document_chunk_ids(self) -> dict[str, set[str]]:
+        """Every document → its chunk ids; chunks of a document without a record are listed
+        under their doc_id too (the index must agree with them as well)."""
+        with self._db.read("read document chunks") as conn:
+            conn.execute("BEGIN")
+            try:
+                out: dict[str, set[str]] = {r[0]: set() for r in conn.execute("SELECT id FROM documents")}
+                for doc_id, chunk_id in conn.execute("SELECT doc_id, id FROM chunks"):
+                    out.setdefault(doc_id, set()).add(chunk_id)
+            finally:
+                conn.execute("COMMIT")
+        return out
 
     def write_document(
         self,
@@ -216,7 +234,7 @@ class SqliteGraphStore:
                 )}
             return best_paths(graph, [k for k in keys if k in known], hops, limit)
 
-    def _entity_graph(self, conn: sqlite3.Connection) -> nx.Graph:
+    def _entity_graph(self, conn: sqlite3.Connection) -> CompactGraph:
         """Current as of this call: updated by the pairs changed since (``graph_cache``)."""
         version = (self._db.writes, conn.execute("PRAGMA data_version").fetchone()[0])
         return self._graph_cache.current(conn, version)
@@ -309,6 +327,10 @@ class SqliteGraphStore:
                     "SELECT count(*) FROM (SELECT DISTINCT source_key, target_key, type FROM relation_evidence)"
                 ),
             }
+
+    def problems(self) -> list[str]:
+        """See ``SqliteDatabase.problems``."""
+        return self._db.problems()
 
     def close(self) -> None:
         self._db.close()

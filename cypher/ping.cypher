@@ -1,0 +1,2 @@
+// Readiness: the server answers a read.
+RETURN 1 AS ok
