@@ -133,3 +133,29 @@ def test_traditional_and_simplified_fold_together_in_bm25_and_aliases():
 ])
 def test_chinese_entity_candidates_carry_meaning(word, flag, kept):
     assert keep_candidate(word, flag) == kept
+
+
+def test_a_knowledge_base_embedded_by_minilm_alone_keeps_minilm_after_the_upgrade(tmp_path, recognizer):
+    """Built before the routed default (384-dim vectors): still searched, and extended, with
+    MiniLM — not a dimension error on every query."""
+    from kgrag.components import Components
+    from kgrag.config import EmbedderSettings, Settings
+
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "lca.md").write_text("# LCA\n\nThe lowest common ancestor of two nodes is their deepest shared ancestor.\n")
+    (corpus / "heap.md").write_text("# Heap\n\nA binary heap keeps the smallest key at its root.\n")
+    old = Components(Settings(data_dir=tmp_path / "kb", embedder=EmbedderSettings(name="minilm")), recognizer=recognizer)
+    assert not old.ingest_job().run([corpus], progress=False).failed
+    old.close()
+    (corpus / "trie.md").write_text("# Trie\n\nA trie stores strings by their prefixes.\n")
+    upgraded = Components(Settings(data_dir=tmp_path / "kb"), recognizer=recognizer)  # default: routed
+    try:
+        assert upgraded.embedder.dim == 384
+        assert not upgraded.ingest_job().run([corpus], progress=False).failed  # trie.md is embedded too
+        hits = upgraded.retriever.retrieve("deepest shared ancestor of two nodes", modes=("dense",)).hits
+        assert hits[0].chunk.doc_id.endswith("lca.md")
+        hits = upgraded.retriever.retrieve("strings stored by prefix", modes=("dense",)).hits
+        assert hits[0].chunk.doc_id.endswith("trie.md")
+    finally:
+        upgraded.close()
