@@ -13,7 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 from kgrag.config import RetrievalSettings
 from kgrag.errors import InputError
 from kgrag.lexicon.scripts import has_han
-from kgrag.models.base import Embedder, Reranker
+from kgrag.models.base import CorpusEmbedder, Embedder, Reranker
 from kgrag.retrieve.abstain import GATE_DEPTH, assess, gate_settings
 from kgrag.retrieve.followup import Completion, Turn, complete
 from kgrag.retrieve.fusion import Fused, fuse
@@ -30,6 +30,12 @@ class RetrievalError(InputError):
     """A retrieval request that cannot be served as asked (bad mode, empty question). Bad
     filters never get here: ``SearchFilter.parse`` refuses them at the edge. A store that fails
     mid-search raises its own ``StoreError``: that is the server's fault, not the question's."""
+
+
+def _dense_path(chunk_index: ChunkIndex, embedder: Embedder) -> DensePath:
+    if isinstance(embedder, CorpusEmbedder):
+        return DensePath(chunk_index, embedder.query_vectors, embedder.score_scale)
+    return DensePath(chunk_index, lambda q: [embedder.embed_queries([q])[0]])
 
 
 class Retriever:
@@ -54,7 +60,7 @@ class Retriever:
         self.linker = linker or EntityLinker(graph, settings.fuzzy_link_threshold)
         self.rewriter = rewriter
         self.paths: dict[str, RetrievalPath] = {
-            "dense": DensePath(chunk_index, lambda q: embedder.embed_queries([q])[0]),
+            "dense": _dense_path(chunk_index, embedder),
             "bm25": KeywordPath(chunk_index),
             "graph": GraphWalkPath(
                 graph, lambda: chunk_index.count(searchable_only=True), hops=settings.hops,

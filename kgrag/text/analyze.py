@@ -2,7 +2,8 @@
 
 English: case fold, NFKC, Snowball (Porter2) stemming, stop words dropped. Chinese: jieba
 segmentation (search mode is not used: overlapping sub-words inflate term frequencies), single
-characters kept so short names still match. Mixed text is split into script runs first (Han
+characters kept so short names still match; traditional characters are simplified first
+(OpenCC t2s), so 資料庫 and 资料库 are one term. Mixed text is split into script runs first (Han
 runs, ``kgrag.lexicon.scripts``).
 """
 
@@ -15,6 +16,7 @@ from functools import lru_cache
 
 import snowballstemmer
 
+from kgrag.lexicon.normalize import to_simplified
 from kgrag.lexicon.scripts import han_runs
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
@@ -75,7 +77,7 @@ def _stem_cached(word: str) -> str:
 
 def analyze(text: str) -> list[str]:
     """Terms for BM25, in order (duplicates kept: term frequency matters)."""
-    text = unicodedata.normalize("NFKC", text).casefold()
+    text = to_simplified(unicodedata.normalize("NFKC", text).casefold())
     out: list[str] = []
     pos = 0
     for m in han_runs(text):
