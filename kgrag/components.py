@@ -7,6 +7,7 @@ no model (``stats``, an ingest that finds nothing new) never pays for one.
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING
 
 from kgrag.config import Settings
@@ -16,6 +17,9 @@ from kgrag.models.base import Embedder, Reranker
 from kgrag.stores.base import ChunkIndex, GraphStore
 from kgrag.stores.consistency import WriteJournal
 from kgrag.stores.factory import build_chunk_index, build_graph_store, build_journal
+
+log = logging.getLogger(__name__)
+MINILM_DIM = 384  # all-MiniLM-L6-v2, the embedder of every knowledge base built before "routed"
 
 if TYPE_CHECKING:  # imported lazily at run time: the models they load are heavy
     from kgrag.generate.generator import Generator
@@ -63,8 +67,20 @@ class Components:
         if self._embedder is None:
             from kgrag.models.embedder import build_embedder
 
-            self._embedder = build_embedder(self.settings.embedder)
+            self._embedder = build_embedder(self._embedder_for_this_knowledge_base())
         return self._embedder
+
+    def _embedder_for_this_knowledge_base(self):
+        """A knowledge base's vectors fix its embedding space: one embedded by MiniLM alone
+        (before the script-routed default, 384-dim) keeps being searched and extended with
+        MiniLM, so an upgrade does not turn every query into a dimension error. Chinese dense
+        search there needs a re-ingest into a new data dir (README "Language support")."""
+        settings = self.settings.embedder
+        if settings.name == "routed" and self.chunk_index.dim == MINILM_DIM:
+            log.warning("%s holds %d-dim MiniLM vectors: using MiniLM for it (re-ingest into a new data dir "
+                        "for the Chinese dense path)", self.settings.data_dir, MINILM_DIM)
+            return settings.model_copy(update={"name": "minilm"})
+        return settings
 
     @property
     def recognizer(self):

@@ -33,7 +33,7 @@ def minilm() -> Embedder:
 
 @pytest.fixture(scope="session")
 def e5() -> Embedder:
-    return build_embedder(EmbedderSettings(name="e5", batch_size=2))
+    return build_embedder(EmbedderSettings(name="e5", e5_batch_size=2))
 
 
 @pytest.fixture(params=["minilm", "e5"])

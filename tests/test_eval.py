@@ -325,3 +325,20 @@ def test_bad_meta_context_names_the_line(tmp_path):
     path = write_jsonl(tmp_path / "q.jsonl", [{"id": "a", "question": "x?", "gold_ids": ["1"], "meta": {"context": [5]}}])
     with pytest.raises(EvalDataError, match=r"line 1: meta.context must be a question string"):
         load_queries(path)
+
+
+def test_negative_rejection_takes_the_gold_passages_out_of_the_hits(components, tiny_set):
+    """--negatives: each question judged again with its gold passages out of its hits. Without
+    the lantern passage nothing retrieved says "quorvex": the gate abstains there, and not with
+    the gold present."""
+    corpus, queries = tiny_set
+    report = run_eval(components, corpus, queries, modes="bm25+dense+graph", answers=True, negatives=True, limit=1)
+    record = report.per_query[0]
+    assert record["modes"]["bm25+dense+graph"]["gate"]["abstain"] is False
+    negative = record["negative"]
+    assert negative["gate"]["abstain"] is True and negative["answer"]["abstained"] is True
+    assert report.negatives is not None
+    assert (report.negatives.gate_present, report.negatives.gate_removed) == (0.0, 1.0)
+    assert (report.negatives.answer_present, report.negatives.answer_removed) == (0.0, 1.0)
+    md = report.markdown()
+    assert "| gate | 0.0 | 100.0 |" in md and "Negative rejection" in md

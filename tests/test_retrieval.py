@@ -9,6 +9,8 @@ import pytest
 from kgrag.retrieve.pipeline import RetrievalError
 from kgrag.stores.filters import SearchFilter
 
+from .conftest import REPO
+
 
 @pytest.fixture
 def kb(demo_kb):
@@ -100,17 +102,41 @@ def test_parents_are_attached_and_overlaps_dropped(kb):
             assert hit.chunk.text in hit.parent.text
 
 
-def test_english_only_embedder_sits_out_chinese_questions(kb):
-    """MiniLM ranks Chinese near randomly: it does not vote in fusion for a Chinese question,
-    the trace says why, and asking for the dense path alone still runs it."""
+def test_english_only_embedder_sits_out_chinese_questions(tmp_path, recognizer):
+    """MiniLM alone ranks Chinese near randomly: configured as the embedder, it does not vote in
+    fusion for a Chinese question, the trace says why, and asking for the dense path alone still
+    runs it."""
+    import shutil
+
+    from kgrag.components import Components
+    from kgrag.config import EmbedderSettings, Settings
+
+    corpus = tmp_path / "corpus"
+    shutil.copytree(REPO / "kgrag" / "demo" / "corpus", corpus)
+    comps = Components(Settings(data_dir=tmp_path / "kb", embedder=EmbedderSettings(name="minilm")),
+                       recognizer=recognizer)
+    try:
+        assert not comps.ingest_job().run([corpus], progress=False).failed
+        result = comps.retriever.retrieve("最近公共祖先是什么？")
+        assert "dense" not in result.query.modes and "English-only" in result.query.skipped["dense"]
+        assert all("dense" not in h.paths for h in result.hits)
+        assert any("zuijin_gonggong_zuxian.md" in h.chunk.doc_id for h in result.hits[:2])
+        only_dense = comps.retriever.retrieve("最近公共祖先是什么？", modes=("dense",))
+        assert only_dense.hits and all("dense" in h.paths for h in only_dense.hits)
+        english = comps.retriever.retrieve("How is the LCA computed?")
+        assert "dense" in english.query.modes and not english.query.skipped
+    finally:
+        comps.close()
+
+
+def test_default_embedder_lets_dense_vote_on_chinese_questions(kb):
+    """The script-routed default embeds Chinese with multilingual-e5: dense votes, and alone it
+    finds the Chinese page."""
     result = kb.retriever.retrieve("最近公共祖先是什么？")
-    assert "dense" not in result.query.modes and "English-only" in result.query.skipped["dense"]
-    assert all("dense" not in h.paths for h in result.hits)
+    assert "dense" in result.query.modes and "dense" not in result.query.skipped
     assert any("zuijin_gonggong_zuxian.md" in h.chunk.doc_id for h in result.hits[:2])
-    only_dense = kb.retriever.retrieve("最近公共祖先是什么？", modes=("dense",))
-    assert only_dense.hits and all("dense" in h.paths for h in only_dense.hits)
-    english = kb.retriever.retrieve("How is the LCA computed?")
-    assert "dense" in english.query.modes and not english.query.skipped
+    only_dense = kb.retriever.retrieve("最近公共祖先是什么？", modes=("dense",), top_k=3)
+    assert any("zuijin_gonggong_zuxian.md" in h.chunk.doc_id for h in only_dense.hits)
 
 
 def test_reranker_stage_reorders_the_fused_candidates(kb, cross_encoder_dir):

@@ -7,7 +7,11 @@ Signals, each a reason shown with the pair:
 * ``acronym``: one is the initials of the other ("LCA" / "Lowest Common Ancestor");
 * ``fuzzy``: rapidfuzz ratio of the normalized names at or above ``fuzzy_threshold``;
 * ``embedding``: cosine of the names' embeddings (the shipped embedder) at or above
-  ``embedding_threshold``;
+  ``embedding_threshold``, for names in Latin script only: the shipped MiniLM is English, and
+  maps unrelated Chinese names alike (哥哥 / 崇拜 scored 1.0);
+* ``parenthesised_alias``: one name is the other's plus a parenthesised alias of it
+  ("Lowest Common Ancestor (LCA)" / "Lowest Common Ancestor", ``kgrag.lexicon.entity_rules``);
+  the qualifier is then the alias, not a different subject, so ``qualifiers_differ`` is not set;
 * ``neighbours``: Jaccard overlap of their graph neighbours, with at least ``min_shared``
   shared (weak alone: two films of one director share neighbours too).
 Only the ``max_entities`` most mentioned entities (and every curated one) are compared
@@ -25,6 +29,7 @@ from __future__ import annotations
 
 import re
 import shlex
+import unicodedata
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -33,12 +38,14 @@ from typing import Any
 
 import numpy as np
 
+from kgrag.lexicon.entity_rules import parenthesised_alias_keys
 from kgrag.lexicon.normalize import normalize_alias
 from kgrag.models.base import Embedder
 from kgrag.stores.base import AliasGraph
 from kgrag.types import Entity
 
-WEIGHTS = {"shared_alias": 1.0, "spacing": 1.0, "acronym": 0.8, "fuzzy": 1.0, "embedding": 1.0, "neighbours": 0.5}
+WEIGHTS = {"shared_alias": 1.0, "spacing": 1.0, "acronym": 0.8, "fuzzy": 1.0, "embedding": 1.0, "neighbours": 0.5,
+           "parenthesised_alias": 2.0}
 QUALIFIED_FACTOR = 0.25
 _LATIN_WORD = re.compile(r"^[a-z][a-z0-9]*$")
 _QUALIFIER = re.compile(r"\s*[(（]([^()（）]*)[)）]\s*$")
@@ -110,6 +117,7 @@ def suggest_duplicates(
             for a in keys:
                 for b in compact[alias]:
                     note(a, b, "spacing", alias)
+    _parenthesised_aliases(pool, table, note)
     _acronyms(pool, note)
     _fuzzy(pool, fuzzy_threshold, note)
     if embedder is not None and len(pool) > 1:
@@ -123,8 +131,11 @@ def suggest_duplicates(
         ea, eb = entities[a], entities[b]
         # Keep the curated one, else the more mentioned, else the fuller name.
         keep, drop = sorted((ea, eb), key=lambda e: (not e.curated, -counts.get(e.key, 0), -len(e.key), e.key))
+        if "parenthesised_alias" in why and not keep.curated:  # the base name is what "X (alias)" spells out
+            keep, drop = sorted((ea, eb), key=lambda e: e.name == why["parenthesised_alias"])
         score = sum(WEIGHTS[r] * (v if isinstance(v, float) else 1.0) for r, v in why.items())
-        for reason, differs in (("qualifiers_differ", qualifier(ea.name) != qualifier(eb.name)),
+        same_subject = "parenthesised_alias" in why
+        for reason, differs in (("qualifiers_differ", qualifier(ea.name) != qualifier(eb.name) and not same_subject),
                                 ("numbers_differ", numbers(ea.name) != numbers(eb.name))):
             if differs:
                 why[reason] = True
@@ -134,8 +145,23 @@ def suggest_duplicates(
     return out[:limit]
 
 
+def is_latin_name(name: str) -> bool:
+    """Whether a name's letters are all Latin: the only script the shipped embedder reads."""
+    letters = [ch for ch in name if ch.isalpha()]
+    return bool(letters) and all(ch.isascii() or "LATIN" in unicodedata.name(ch, "") for ch in letters)
+
+
 def _names(entity: Entity) -> list[str]:
     return list(dict.fromkeys(n for a in entity.aliases if (n := normalize_alias(a))))
+
+
+def _parenthesised_aliases(pool: Sequence[Entity], table: dict[str, list[str]], note) -> None:
+    def lookup(name: str) -> list[str]:
+        return table.get(normalize_alias(name), [])
+
+    for e in pool:
+        for other in parenthesised_alias_keys(e.name, lookup):
+            note(e.key, other, "parenthesised_alias", e.name)
 
 
 def _acronyms(pool: Sequence[Entity], note) -> None:
@@ -164,6 +190,9 @@ def _fuzzy(pool: Sequence[Entity], threshold: float, note) -> None:
 
 
 def _embedding(pool: Sequence[Entity], embedder: Embedder, threshold: float, note) -> None:
+    pool = [e for e in pool if is_latin_name(e.name)]
+    if len(pool) < 2:
+        return
     vectors = np.asarray(embedder.embed_queries([e.name for e in pool]), dtype=np.float32)
     similarity = np.triu(vectors @ vectors.T, k=1)
     for i, j in zip(*np.nonzero(similarity >= threshold)):

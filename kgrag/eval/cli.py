@@ -38,6 +38,8 @@ def _ints(value: str) -> list[int]:
 @click.option("--answer-mode", help="Mode whose hits answers are generated from (default: the last mode).")
 @click.option("--history/--no-history", default=True, show_default=True,
               help="Ask each question after the conversation in its meta.context (follow-ups scored as threads).")
+@click.option("--negatives", is_flag=True, help="Negative rejection: also judge every question with its gold passages "
+              "taken out of its hits; report abstention with the gold present (want low) and removed (want high).")
 @click.option("--json", "json_out", type=_OUT, help="Write the full report with per-query results here.")
 @click.option("--markdown", "markdown_out", type=_OUT, help="Write the Markdown tables here too.")
 @click.option("--chart", "chart_out", type=_OUT, help="Write a PNG bar chart of recall per mode here.")
@@ -52,10 +54,10 @@ def _ints(value: str) -> list[int]:
               help="Bootstrap resamples for --compare.")
 @click.pass_obj
 def eval_command(settings, corpus: Path | None, queries: Path, limit, modes, ks, top_k, answers, answer_mode,
-                 history, json_out, markdown_out, chart_out, kb_dir, reingest, no_progress, compare, resamples) -> None:
+                 history, negatives, json_out, markdown_out, chart_out, kb_dir, reingest, no_progress, compare, resamples) -> None:
     """Score retrieval (and answers) on a benchmark set; prints a Markdown ablation table."""
     options = dict(modes=modes, limit=limit, ks=_ints(ks), top_k=top_k, answers=answers, answer_mode=answer_mode,
-                   history=history, progress=not no_progress and sys.stderr.isatty())
+                   history=history, negatives=negatives, progress=not no_progress and sys.stderr.isatty())
     if compare:
         _compare(settings, compare, corpus, queries, kb_dir, reingest, resamples, json_out, markdown_out, options)
         return

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from kgrag.eval.kb import IngestInfo
+from kgrag.eval.negatives import NegativeSummary
 
 # Stages in pipeline order; the three paths run in parallel, so they do not add up to total.
 STAGES = ("link", "dense", "bm25", "graph", "fusion", "iterate", "fetch", "rerank", "parents", "total")
@@ -71,6 +72,7 @@ class EvalReport:
     titles: dict[str, str] = field(repr=False)
     wall_seconds: float = 0.0
     query_seconds: float = 0.0
+    negatives: NegativeSummary | None = None
 
     def mode(self, name: str) -> ModeSummary:
         for summary in self.modes:
@@ -157,6 +159,8 @@ def render_markdown(r: EvalReport) -> str:
                        "p50 ms", "p95 ms"],
                       [[_pct(a.contains), _pct(a.exact), _pct(a.abstained), _pct(a.citation_precision),
                         _pct(a.citation_gold), _ms(a.latency_ms.get("p50")), _ms(a.latency_ms.get("p95"))]], align_left=0)
+    if r.negatives is not None:
+        out += _negatives_table(r.negatives)
     notes = [f"`{s.mode}`: {s.short_lists} queries ranked fewer than {r.depth} distinct passages"
              for s in r.modes if s.short_lists]
     notes += [f"`{s.mode}`: {s.rounds:.2f} rounds per question (at most {s.max_rounds}), "
@@ -166,6 +170,18 @@ def render_markdown(r: EvalReport) -> str:
     if notes:
         out += [""] + [f"- {n}" for n in notes]
     return "\n".join(out) + "\n"
+
+
+def _negatives_table(n: NegativeSummary) -> list[str]:
+    """Abstention with the gold passages present (should be low) and taken out (should be high)."""
+    rows = [["gate", _pct(n.gate_present), _pct(n.gate_removed)]]
+    if n.answer_present is not None:
+        rows.append(["answer", _pct(n.answer_present), _pct(n.answer_removed)])
+    reasons = "; ".join(f"{k}: {v}" for k, v in sorted(n.reasons_removed.items(), key=lambda kv: -kv[1]))
+    return ["", f"Negative rejection (hits of `{n.mode}`, {n.queries} questions; abstention %, gold passages "
+                f"present vs taken out of the hits):", "",
+            *_table(["abstained", "gold present (want low)", "gold removed (want high)"], rows),
+            "", f"Gate reasons with the gold removed: {reasons or 'none'}."]
 
 
 def _category_table(r: EvalReport) -> list[str]:

@@ -28,6 +28,8 @@ from kgrag.eval import metrics as m
 from kgrag.eval.answers import answer_contains, answer_exact, check_citations
 from kgrag.eval.data import EvalQuery, check_gold_in_corpus, load_corpus, load_queries
 from kgrag.eval.kb import ensure_kb, served_knowledge_base
+from kgrag.eval.negatives import summarize as summarize_negatives
+from kgrag.eval.negatives import without_gold
 from kgrag.eval.report import AnswerSummary, EvalReport, ModeSummary
 from kgrag.retrieve.pipeline import RetrievalError
 from kgrag.retrieve.types import PATHS, RetrievalResult
@@ -113,6 +115,7 @@ def run_eval(
     answer_mode: str | None = None,
     progress: bool = False,
     history: bool = True,
+    negatives: bool = False,
 ) -> EvalReport:
     """Score ``queries_path`` against ``corpus_path`` with the components' pipeline.
 
@@ -123,7 +126,9 @@ def run_eval(
     LLM is configured; the extractive answerer otherwise on request). ``answer_mode``: the mode
     whose hits generation reads (default: the last one, the fullest pipeline). ``history``: ask
     each question after the conversation in its ``meta.context`` (a follow-up is scored as part
-    of its thread); False asks every question on its own.
+    of its thread); False asks every question on its own. ``negatives``: also judge each
+    question with its gold passages taken out of its hits (``kgrag.eval.negatives``): the
+    abstention gate, and the answer when answers are scored, should abstain there.
     """
     started = time.perf_counter()
     ks = sorted(set(ks))
@@ -137,7 +142,7 @@ def run_eval(
                             iterate=components.settings.retrieval.iterate)
     with_answers = bool(components.settings.llm.model) if answers is None else answers
     gen_mode = parse_mode(answer_mode) if answer_mode else mode_list[-1]
-    if with_answers and gen_mode.name not in {mode.name for mode in mode_list}:
+    if (with_answers or negatives) and gen_mode.name not in {mode.name for mode in mode_list}:
         raise EvalConfigError(f"answer mode {gen_mode.name!r} is not one of the evaluated modes")
 
     queries = load_queries(Path(queries_path), limit)
@@ -174,6 +179,8 @@ def run_eval(
                                     for le in result.query.linked]
             if generator is not None and mode.name == gen_mode.name:
                 record["answer"] = _answer(generator, q, result, served_k)
+            if negatives and mode.name == gen_mode.name:
+                record["negative"] = without_gold(generator, q, result, retriever.settings, served_k)
             bar.update()
         per_query.append(record)
     bar.close()
@@ -191,6 +198,7 @@ def run_eval(
         chunk_top_k=chunk_top_k,
         modes=[_summarize(mode, per_query, ks, min(depth, len(corpus.titles))) for mode in mode_list],
         answers=_summarize_answers(gen_mode.name, per_query, components.settings.llm.model) if generator else None,
+        negatives=summarize_negatives(gen_mode.name, per_query) if negatives else None,
         ingest=ingest,
         retrieval_settings=retriever.settings.model_dump(mode="json"),
         per_query=per_query,
@@ -249,6 +257,7 @@ def _score(q: EvalQuery, result: RetrievalResult, depth: int, ks: list[int], cor
         "foreign": sum(1 for d in docs if d not in corpus_ids),
         "reranked": result.reranker is not None,
         "below_threshold": result.below_threshold,
+        "gate": result.gate,
         "timings_ms": dict(result.timings_ms),
         "rounds": len(result.iteration.rounds) if result.iteration else 1,
         "llm_calls": result.iteration.llm_calls if result.iteration else 0,

@@ -5,6 +5,18 @@ says little about which sentence answers). Sentences are picked greedily: each n
 cover a query term the picked ones do not, and score at least a fraction of the best one, so
 an answer split over two sentences ("X is ... . It was founded in 1755.") is found while
 loosely related sentences stay out. Sentences from lower-ranked hits are discounted.
+
+Beyond the words (measured with ``kgrag eval --answers``, see the README):
+- a sentence holding the kind of answer the question asks for (a year for "when", an amount
+  for "多少钱", a method for "怎么求": ``kgrag.generate.asks``) scores ``ASK_BONUS`` times more;
+- a sentence in the other script than the question's (an English sentence for a Chinese
+  question) scores ``OTHER_LANGUAGE`` times less;
+- a sentence that shares only a name with the question ("Black Book is an unofficial
+  designation of optical disc formats" for a question about the film Black Book) scores
+  ``NAME_ONLY`` times less;
+- the bridge of a two-hop question: when a picked sentence names another source's subject
+  (its title: "professor at Moscow State University"), that source's best sentence for the
+  rest of the question is added ("It was founded in 1755 by Mikhail Lomonosov").
 """
 
 from __future__ import annotations
@@ -14,17 +26,27 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from kgrag.generate.asks import ask_of, fits
 from kgrag.generate.citations import source_sentences
 from kgrag.generate.sentences import Sentence, plain, terms
 from kgrag.generate.types import Source
-from kgrag.lexicon.scripts import is_no_space_char
+from kgrag.lexicon.scripts import has_han, is_no_space_char
 
 MAX_SENTENCES = 3
 MIN_RELATIVE_SCORE = 0.3  # a further sentence scores at least this share of the best one
 RANK_DISCOUNT = 0.15  # score / (1 + RANK_DISCOUNT * (n - 1)) for source n
 LONG_SENTENCE = 300  # characters; longer "sentences" (unpunctuated runs) are discounted
+ASK_BONUS = 1.5
+OTHER_LANGUAGE = 0.6
+NAME_ONLY = 0.3
+CONTEXT_SHARE = 0.5
+# Sentences picked for holding the asked kind of answer (beyond their words): a method may take
+# several ("倍增法…", "Tarjan…"), a date or an amount one ("renamed in 1940" is no second founding).
+MAX_ASKED = {"method": 2, "reason": 2}
 
 _FINAL_PUNCTUATION = re.compile(r"[.!?;。！？；]+$")
+_NAME = re.compile(r"(?<!^)(?<![.?!]\s)\b[A-Z][\w'-]*(?:\s+(?:[A-Z][\w'-]*|of|the|de|von|van))*(?<![\s])")
+_PARENTHESISED = re.compile(r"\s*[(（][^)）]*[)）]\s*$")
 
 
 @dataclass(eq=False)  # picks are compared by identity
@@ -36,8 +58,9 @@ class Pick:
     score: float = 0.0
 
 
-def choose(question: str, sources: Sequence[Source]) -> list[Pick]:
-    """The 1..MAX_SENTENCES sentences of the answer, in source and reading order."""
+def choose(question: str, sources: Sequence[Source], names: Sequence[str] = ()) -> list[Pick]:
+    """The 1..MAX_SENTENCES sentences of the answer, in source and reading order. ``names``:
+    other names of the question's entities (aliases); their words count as question words."""
     candidates = [
         Pick(source, sentence, plain(sentence.text), terms(plain(sentence.text)))
         for source in sources
@@ -46,21 +69,32 @@ def choose(question: str, sources: Sequence[Source]) -> list[Pick]:
     candidates = [c for c in candidates if c.terms]
     if not candidates:
         return []
-    weights = _query_weights(terms(question), candidates, len(sources))
+    names = [_bare_title(n) for n in names]  # "Black Book (film)": the disambiguation is no question word
+    query = terms(" ".join([question, *names]))
+    weights = _query_weights(query, candidates, len(sources))
     total = sum(weights.values())
+    kind = ask_of(question)
+    name_terms = _name_terms(question, names)
+    asked = terms(question)
+    chinese = has_han(question)
     for c in candidates:
         covered = sum(weights.get(t, 0.0) for t in c.terms)
         length_discount = 1 + max(0, len(c.body) - LONG_SENTENCE) / (2 * LONG_SENTENCE)
         rank_discount = 1 + RANK_DISCOUNT * (c.source.n - 1)
         c.score = covered / total / length_discount / rank_discount if total else 0.0
+        c.score *= _cue_factor(c, kind, chinese, name_terms, query, asked)
+    _lift_answers_of_the_asked_kind(candidates, kind)
     best = max(candidates, key=lambda c: c.score)
     if best.score == 0.0:
         return [_lead_sentence(candidates)]
     picked: list[Pick] = []
     covered_terms: set[str] = set()
+    ask_gain = total / len(weights) if weights else 0.0  # one average question word
+    asked_quota = MAX_ASKED.get(kind or "", 1)
     while len(picked) < MAX_SENTENCES:
+        fitting = sum(1 for p in picked if fits(kind, p.body))
         rest = [
-            (_gain(c, weights, covered_terms), c)
+            (_gain(c, weights, covered_terms) + (ask_gain if fitting < asked_quota and fits(kind, c.body) else 0.0), c)
             for c in candidates
             if c not in picked and c.score >= MIN_RELATIVE_SCORE * best.score
         ]
@@ -71,7 +105,80 @@ def choose(question: str, sources: Sequence[Source]) -> list[Pick]:
         _, nxt = max(rest, key=lambda gc: (gc[0] / (1 + RANK_DISCOUNT * (gc[1].source.n - 1)), gc[1].score))
         picked.append(nxt)
         covered_terms |= nxt.terms
+    bridge = _bridge(picked, candidates, weights, covered_terms, kind)
+    if bridge is not None:
+        if len(picked) >= MAX_SENTENCES:
+            picked.remove(min(picked[1:], key=lambda c: c.score))
+        picked.append(bridge)
     return sorted(picked, key=lambda c: (c.source.n, c.sentence.start))
+
+
+def _lift_answers_of_the_asked_kind(candidates: list[Pick], kind: str | None) -> None:
+    """A sentence holding the asked kind of answer scores at least ``CONTEXT_SHARE`` of its
+    source's best: "倍增法先用 O(n log n) 预处理……" shares no word with "最近公共祖先怎么求？",
+    the source's definition sentence does."""
+    if kind is None:
+        return
+    best_of: dict[int, float] = {}
+    for c in candidates:
+        best_of[c.source.n] = max(best_of.get(c.source.n, 0.0), c.score)
+    for c in candidates:
+        if fits(kind, c.body):
+            c.score = max(c.score, CONTEXT_SHARE * best_of[c.source.n])
+
+
+def _cue_factor(c: Pick, kind: str | None, chinese: bool, name_terms: set[str], query: set[str],
+                asked: set[str]) -> float:
+    factor = ASK_BONUS if fits(kind, c.body) else 1.0
+    if chinese != has_han(c.body):
+        factor *= OTHER_LANGUAGE
+    shared = c.terms & query
+    if shared and name_terms and shared <= name_terms and not _about(c.source, asked):
+        factor *= NAME_ONLY
+    return factor
+
+
+def _about(source: Source, asked: set[str]) -> bool:
+    """Whether the source's subject (its whole title) is in the question's own words: for
+    "Which actress in the film Black Book ...", a page titled "Black Book (film)" is, "Black
+    Book (non-standard disc format)" is not."""
+    title = source.context.title or ""
+    return bool(title) and terms(title) <= asked
+
+
+def _name_terms(question: str, names: Sequence[str]) -> set[str]:
+    """Terms of the question's names: aliases given, and capitalised phrases inside an English
+    question ("Black Book", "Sergei Aleksandrovich Tokarev")."""
+    found = [m.group() for m in _NAME.finditer(question)]
+    return terms(" ".join([*names, *found]))
+
+
+def _bridge(picked: list[Pick], candidates: list[Pick], weights: dict[str, float], covered: set[str],
+            kind: str | None) -> Pick | None:
+    """A two-hop question's second sentence: from a source whose title a picked sentence names
+    (the first hop ends at that page), the sentence covering most of what is still uncovered,
+    or holding the asked kind of answer."""
+    if not picked:
+        return None
+    seen_sources = {p.source.n for p in picked}
+    text = " ".join(p.body for p in picked).casefold()
+    for source_n in dict.fromkeys(c.source.n for c in candidates):
+        if source_n in seen_sources:
+            continue
+        mine = [c for c in candidates if c.source.n == source_n]
+        title = _bare_title(mine[0].source.context.title or "")
+        if len(title) < 3 or title.casefold() not in text:
+            continue
+        scored = [(_gain(c, weights, covered) + (1.0 if fits(kind, c.body) else 0.0), c) for c in mine]
+        gain, best = max(scored, key=lambda gc: (gc[0], -gc[1].sentence.start))
+        if gain > 0:
+            return best
+    return None
+
+
+def _bare_title(title: str) -> str:
+    """"Black Book (film)" → "Black Book": the disambiguation is not written in the text."""
+    return _PARENTHESISED.sub("", title).strip()
 
 
 def _gain(c: Pick, weights: dict[str, float], covered: set[str]) -> float:

@@ -124,7 +124,7 @@ class Generator:
 
     def _extractive(self, question: str, sources: list[Source], fallback_reason: str | None = None,
                     expansions: Sequence[str] = ()) -> Answer:
-        picks = extractive.choose(" ".join([question, *expansions]), sources)
+        picks = extractive.choose(question, sources, names=expansions)
         if not picks:  # sources without a single sentence of words
             answer = abstention(question)
             answer.fallback_reason = fallback_reason

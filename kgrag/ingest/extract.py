@@ -33,6 +33,7 @@ from itertools import combinations
 from typing import TypeVar
 
 from kgrag.config import ExtractionSettings
+from kgrag.lexicon.entity_rules import is_noise_name, parenthesised_alias_keys
 from kgrag.lexicon.gazetteer import Gazetteer, GazetteerMatch, matchable
 from kgrag.lexicon.normalize import normalize_alias
 from kgrag.lexicon.titles import is_name_like_title, title_aliases
@@ -155,7 +156,8 @@ class Extractor:
     def _register_title(self, title: str) -> tuple[str, ...]:
         """Resolve the title to entity keys and let the gazetteer match its spellings in the
         document's own chunks (so their mentions are counted)."""
-        keys = self.gazetteer.lookup(title) or [normalize_alias(title)]
+        keys = (self.gazetteer.lookup(title) or parenthesised_alias_keys(title, self.gazetteer.lookup)
+                or [normalize_alias(title)])
         for alias in title_aliases(title):
             for key in keys:
                 self.gazetteer.add(alias, key)
@@ -172,9 +174,10 @@ class Extractor:
         for start, end, _, item in _select(candidates, len(text)):
             if isinstance(item, Span):
                 normalized = normalize_alias(item.text)
-                if not matchable(normalized):
+                if not matchable(normalized) or is_noise_name(item.text):
                     continue
-                keys = tuple(self.gazetteer.lookup(item.text)) or (normalized,)
+                keys = (tuple(self.gazetteer.lookup(item.text))
+                        or tuple(parenthesised_alias_keys(item.text, self.gazetteer.lookup)) or (normalized,))
                 names.append(_Name(start, end, item.text, keys, item.type))
             else:
                 names.append(_Name(start, end, item.surface, item.entity_keys, ner_types.get((start, end))))

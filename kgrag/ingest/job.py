@@ -23,7 +23,8 @@ from tqdm import tqdm
 from kgrag.errors import StoreError
 from kgrag.ingest.chunking import Chunker
 from kgrag.ingest.loaders import LoadError, discover, load
-from kgrag.models.base import Embedder
+from kgrag.lexicon.scripts import is_mainly_non_latin
+from kgrag.models.base import CorpusEmbedder, Embedder
 from kgrag.stores import consistency
 from kgrag.stores.base import ChunkIndex, GraphWriter
 from kgrag.stores.consistency import DELETED, StoreDiff, WriteJournal
@@ -211,9 +212,10 @@ class IngestJob:
             pending.append(doc)
 
         tracker = _Progress(len(pending), progress, on_document)
+        mixed = _mixed_scripts(pending)
         try:
             for group in self._groups(pending, report, tracker):
-                self._process_group(group, report, tracker)
+                self._process_group(group, report, tracker, mixed)
         finally:
             tracker.close()
 
@@ -286,11 +288,11 @@ class IngestJob:
             yield group
 
     def _process_group(self, group: list[tuple[Document, list[Chunk]]], report: IngestReport,
-                       tracker: _Progress) -> None:
+                       tracker: _Progress, mixed: bool) -> None:
         searchable = [c for _, chunks in group for c in chunks if c.searchable]
         tracker.stage("embedding", len(searchable))
         with _timed(report, "embed"):
-            vectors = self.embedder.embed_passages([embedding_text(c) for c in searchable]) if searchable else None
+            vectors = self._embed([embedding_text(c) for c in searchable], mixed) if searchable else None
         tracker.stage("extracting entities from", len(searchable))
         with _timed(report, "extract"):
             extractions = self.extractor.extract_many([[c for c in chunks if c.searchable] for _, chunks in group])
@@ -311,6 +313,12 @@ class IngestJob:
                     continue
             report.chunks_written += n
             tracker.document(doc.id, True, report.chunks_written)
+
+    def _embed(self, texts: list[str], mixed: bool):
+        embedder = self.embedder
+        if isinstance(embedder, CorpusEmbedder):
+            return embedder.embed_corpus(texts, mixed)
+        return embedder.embed_passages(texts)
 
     def _write(self, doc: Document, chunks: list[Chunk], vectors, extraction) -> None:
         """The write protocol (``kgrag.stores.consistency``): journal, graph (commit), chunks,
@@ -333,6 +341,14 @@ class IngestJob:
 
 class PartialWrite(StoreError):
     """A write that passed the commit point and failed after it: finished by recovery."""
+
+
+def _mixed_scripts(docs: Sequence[Document]) -> bool:
+    """Whether ``docs`` hold documents written mainly in a non-Latin script (Chinese) next to
+    Latin-script ones: then a script-routed embedder gives the Latin ones a multilingual vector
+    too (``kgrag.models.routed``). Judged on each document's first few thousand characters."""
+    seen = {is_mainly_non_latin(doc.text[:4000]) for doc in docs}
+    return len(seen) == 2
 
 
 def _drop(report: IngestReport, doc_id: str) -> None:

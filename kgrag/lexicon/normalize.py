@@ -28,22 +28,19 @@ _JOINER_CHARS = frozenset(".'’")
 
 @lru_cache(maxsize=1)
 def _t2s() -> Any:
-    """Traditional → simplified Chinese converter, when OpenCC is installed (optional)."""
-    try:
-        import opencc
+    """Traditional → simplified Chinese converter (OpenCC's C++ engine, a dependency: the
+    ``opencc`` wheel ships its dictionaries). Phrase-level: 資料庫 → 资料库, 臺灣 → 台湾."""
+    import opencc
 
-        return opencc.OpenCC("t2s")
-    except Exception:  # not installed, or a build without its data files
-        return None
+    return opencc.OpenCC("t2s")
 
 
 def to_simplified(text: str) -> str:
-    """``text`` with traditional Chinese characters simplified, when OpenCC is installed and the
-    text has Han characters; otherwise ``text`` unchanged."""
-    converter = _t2s()
-    if converter is None or not has_han(text):
+    """``text`` with traditional Chinese characters simplified (unchanged without Han
+    characters). Alias normalization and BM25 analysis both fold through it."""
+    if not has_han(text):
         return text
-    return converter.convert(text)
+    return _t2s().convert(text)
 
 
 @lru_cache(maxsize=200_000)

@@ -73,3 +73,24 @@ def is_no_space_char(char: str) -> bool:
 def has_latin_capital(text: str) -> bool:
     """Whether ``text`` has an ASCII capital letter (an English name needs one)."""
     return _LATIN_CAPITAL.search(text) is not None
+
+
+
+# A text is "mainly non-Latin" when at least this share of its letters lie outside the Latin
+# script (Han, kana, Hangul, Cyrillic ...). Chinese prose quoting English names ("LCA 是最近公共
+# 祖先") stays Chinese; an English article citing one Chinese name stays English. One Han
+# character carries about as much as a short English word, so letters are counted one by one on
+# both sides and the bar is set well under one half.
+MAINLY_NON_LATIN_SHARE = 0.3
+_LATIN_LETTER = re.compile("[A-Za-z\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u024f]")  # Basic Latin .. Extended-B
+_NON_LATIN_LETTER = re.compile("[^\\W\\dA-Za-z_\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u024f]")
+
+
+def is_mainly_non_latin(text: str) -> bool:
+    """Whether ``text`` is written mainly outside the Latin script (see
+    ``MAINLY_NON_LATIN_SHARE``): which embedder a text goes to (``kgrag.models.routed``)."""
+    other = len(_NON_LATIN_LETTER.findall(text))
+    if other == 0:
+        return False
+    latin = len(_LATIN_LETTER.findall(text))
+    return other >= MAINLY_NON_LATIN_SHARE * (latin + other)

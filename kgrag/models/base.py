@@ -42,6 +42,23 @@ class Embedder(Protocol):
 
 
 @runtime_checkable
+class CorpusEmbedder(Embedder, Protocol):
+    """An embedder whose vectors hold several models' spaces (``kgrag.models.routed``): a
+    question may search more than one, and a corpus's language mix decides what a passage gets."""
+
+    score_scale: float  # a search score times this is the model's cosine
+
+    def embed_corpus(self, texts: Sequence[str], mixed: bool) -> np.ndarray:
+        """``embed_passages`` for one ingestion job; ``mixed``: the job holds documents written
+        mainly in non-Latin scripts next to Latin-script ones."""
+        ...
+
+    def query_vectors(self, question: str) -> list[np.ndarray]:
+        """One query vector per space the question searches, best-trusted first."""
+        ...
+
+
+@runtime_checkable
 class Reranker(Protocol):
     """A cross-encoder scoring (question, passage) pairs, loaded once; calls are thread-safe."""
 

@@ -8,8 +8,9 @@ makes it fast enough to run on every chunk. Numeric labels (dates, amounts, ordi
 dropped: they are not things a question is about and would make hubs in the graph.
 
 Chinese has no NER model on PyPI; ``jieba.posseg`` tags proper nouns (nr person, ns place,
-nt organisation, nz other proper noun), which is the usual offline substitute. It runs only on
-Han runs of texts that contain Han (``kgrag.lexicon.scripts``). The alias gazetteer
+nt organisation, nz other proper noun), which is the usual offline substitute, filtered to the
+candidates that carry meaning (``kgrag.models.zh_entities``). It runs only on Han runs of texts
+that contain Han (``kgrag.lexicon.scripts``). The alias gazetteer
 (``kgrag.lexicon.gazetteer``) adds and corrects names on top of both.
 """
 
@@ -25,17 +26,15 @@ from dataclasses import dataclass
 
 from kgrag.config import ExtractionSettings
 from kgrag.errors import ModelError
-from kgrag.lexicon.scripts import NER_MASKED_RUN, han_runs, has_han, has_latin_capital
+from kgrag.lexicon.scripts import NER_MASKED_RUN, has_han, has_latin_capital
 from kgrag.lexicon.titles import LEADING_ARTICLE
-from kgrag.types import CONCEPT
+from kgrag.models.zh_entities import chinese_entities
 
 # Labels of en_core_web_sm kept as entities; DATE, TIME, PERCENT, MONEY, QUANTITY, ORDINAL and
 # CARDINAL are left out.
 KEPT_LABELS = frozenset(
     {"PERSON", "NORP", "FAC", "ORG", "GPE", "LOC", "PRODUCT", "EVENT", "WORK_OF_ART", "LAW", "LANGUAGE"}
 )
-# jieba part-of-speech flag prefix → entity type (nr, nrfg, nrt are all person names).
-JIEBA_TYPES = {"nr": "PERSON", "ns": "GPE", "nt": "ORG", "nz": CONCEPT}
 
 _TRAILING_POSSESSIVE = re.compile(r"(?:['’]s|['’])$")
 # "." is not trimmed: it ends abbreviations that are part of the name ("U.S.", "Inc.").
@@ -194,16 +193,7 @@ class EntityRecognizer:
 
     @staticmethod
     def _jieba_spans(text: str) -> list[Span]:
-        spans = []
-        posseg = _posseg()
-        for run in han_runs(text):
-            pos = run.start()
-            for word, flag in posseg.cut(run.group(), HMM=True):
-                start, pos = pos, pos + len(word)
-                entity_type = JIEBA_TYPES.get(flag[:2])
-                if entity_type and len(word) >= 2:
-                    spans.append(Span(word, entity_type, start, pos))
-        return spans
+        return [Span(*entity) for entity in chinese_entities(text, _posseg())]
 
 
 _worker_recognizer: EntityRecognizer | None = None

@@ -38,17 +38,52 @@ FRONTIER = 20  # entities a walk continues from at each further hop  # weight of
 
 
 class DensePath:
+    """Chunks by cosine to the question, in each vector space the question searches.
+
+    ``query_vectors`` gives one vector per space (a plain embedder: one; the script-routed
+    default: MiniLM and e5 for an English question, e5 for a Chinese one). Each is searched on
+    its own; a chunk outside a space scores exactly 0 there and is dropped, scores are divided
+    back by ``score_scale`` into cosines, and the lists are merged on scores standardized per
+    list (two models' cosines are not comparable: e5's bunch in 0.7–0.9)."""
+
     name = "dense"
 
-    def __init__(self, index: ChunkIndex, embed_query: Callable[[str], np.ndarray]):
+    def __init__(self, index: ChunkIndex, query_vectors: Callable[[str], list[np.ndarray]],
+                 score_scale: float = 1.0):
         self.index = index
-        self.embed_query = embed_query
+        self.query_vectors = query_vectors
+        self.score_scale = score_scale
 
     def search(self, query: Query, k: int) -> PathResult:
         t = time.perf_counter()
-        vector = self.embed_query(query.question)
-        hits = self.index.search_dense(vector, k, query.filters)
-        return PathResult(self.name, hits, ms=_ms(t))
+        vectors = self.query_vectors(query.question)
+        if len(vectors) == 1 and self.score_scale == 1.0:
+            return PathResult(self.name, self.index.search_dense(vectors[0], k, query.filters), ms=_ms(t))
+        lists = []
+        for vector in vectors:
+            hits = self.index.search_dense(vector, k, query.filters)
+            lists.append([ScoredId(h.id, h.score * self.score_scale) for h in hits if abs(h.score) > 1e-6])
+        return PathResult(self.name, _merge_standardized(lists, k), ms=_ms(t))
+
+
+def _merge_standardized(lists: list[list[ScoredId]], k: int) -> list[ScoredId]:
+    """One ranking from lists scored by different models: each score is standardized within its
+    own list (z = (s - mean) / std over that list's candidates), a chunk takes its best z, and
+    keeps the cosine of the list that gave it. A hit that stands out in its own model's ranking
+    goes first, whichever model's raw scale runs higher. One list keeps its order."""
+    nonempty = [hits for hits in lists if hits]
+    if len(nonempty) <= 1:
+        return (nonempty[0] if nonempty else [])[:k]
+    best: dict[str, tuple[float, ScoredId]] = {}
+    for hits in nonempty:
+        scores = np.array([h.score for h in hits], dtype=np.float64)
+        std = float(scores.std())
+        z = (scores - scores.mean()) / std if std > 0 else np.zeros_like(scores)
+        for hit, hit_z in zip(hits, z.tolist(), strict=True):
+            if hit.id not in best or hit_z > best[hit.id][0]:
+                best[hit.id] = (hit_z, hit)
+    ranked = sorted(best.values(), key=lambda pair: -pair[0])
+    return [hit for _, hit in ranked[:k]]
 
 
 class KeywordPath:

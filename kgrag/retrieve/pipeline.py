@@ -14,14 +14,15 @@ from concurrent.futures import ThreadPoolExecutor
 from kgrag.config import RetrievalSettings
 from kgrag.errors import InputError
 from kgrag.lexicon.scripts import has_han
-from kgrag.models.base import Embedder, Reranker
+from kgrag.models.base import CorpusEmbedder, Embedder, Reranker
+from kgrag.retrieve.abstain import GATE_DEPTH, assess, gate_settings
 from kgrag.retrieve.exclude import Exclusion
 from kgrag.retrieve.followup import Completion, Turn, complete
 from kgrag.retrieve.fusion import Fused, Fusion, fuse
 from kgrag.retrieve.iterate import EntityFeedbackDriver, Iteration, IterationDriver, RoundPlan, run_rounds
 from kgrag.retrieve.linking import EntityLinker
 from kgrag.retrieve.paths import DensePath, GraphWalkPath, KeywordPath
-from kgrag.retrieve.postprocess import drop_overlapping, expand_parents, lexical_coverage
+from kgrag.retrieve.postprocess import drop_overlapping, expand_parents
 from kgrag.retrieve.types import PATHS, Hit, PathResult, Query, RetrievalPath, RetrievalResult
 from kgrag.retrieve.understand import Understanding, small_talk_reply, split_topic, understand
 from kgrag.stores.base import ChunkIndex, GraphReader
@@ -33,6 +34,12 @@ class RetrievalError(InputError):
     """A retrieval request that cannot be served as asked (bad mode, empty question). Bad
     filters never get here: ``SearchFilter.parse`` refuses them at the edge. A store that fails
     mid-search raises its own ``StoreError``: that is the server's fault, not the question's."""
+
+
+def _dense_path(chunk_index: ChunkIndex, embedder: Embedder) -> DensePath:
+    if isinstance(embedder, CorpusEmbedder):
+        return DensePath(chunk_index, embedder.query_vectors, embedder.score_scale)
+    return DensePath(chunk_index, lambda q: [embedder.embed_queries([q])[0]])
 
 
 class Retriever:
@@ -61,7 +68,7 @@ class Retriever:
         self.driver = driver or EntityFeedbackDriver(
             graph.chunk_entities, lambda ids: [c.text for c in chunk_index.get(ids)], lambda: self.settings.iterate_hits)
         self.paths: dict[str, RetrievalPath] = {
-            "dense": DensePath(chunk_index, lambda q: embedder.embed_queries([q])[0]),
+            "dense": _dense_path(chunk_index, embedder),
             "bm25": KeywordPath(chunk_index),
             "graph": GraphWalkPath(
                 graph, lambda: chunk_index.count(searchable_only=True), hops=settings.hops,
@@ -142,17 +149,18 @@ class Retriever:
             reranker_name = self.reranker.name
             timings["rerank"] = _ms(t)
 
-        hits = drop_overlapping(hits)
-        below = self._below_threshold(question, hits, results, reranker_name is not None)
-        if s.min_score is not None and reranker_name is not None:
-            hits = [h for h in hits if h.score >= s.min_score]
-        hits = hits[: query.top_k]
+        hits = drop_overlapping(hits)[: max(query.top_k, GATE_DEPTH)]
         if s.expand_parents:
             t = time.perf_counter()
             expand_parents(self.chunk_index, hits)
             timings["parents"] = _ms(t)
+        gate = assess(question, hits, query.linked, gate_settings(s), reranked=reranker_name is not None)
+        below = gate.abstain
+        if s.min_score is not None and reranker_name is not None:
+            hits = [h for h in hits if h.score >= s.min_score]
+        hits = hits[: query.top_k]
         timings["total"] = _ms(t_start)
-        return RetrievalResult(query, hits, reranker_name, timings, below_threshold=below,
+        return RetrievalResult(query, hits, reranker_name, timings, below_threshold=below, gate=gate.to_dict(),
                                path_weights=fusion.weights, weight_reasons=fusion.reasons,
                                evidence_set=[p.chunk_id for p in fusion.evidence], iteration=iteration)
 
@@ -326,26 +334,6 @@ class Retriever:
         for rank, hit in enumerate(hits, start=1):
             hit.rerank_rank = rank
         return hits
-
-    def _below_threshold(self, question: str, hits: list[Hit], results: list[PathResult], reranked: bool) -> bool:
-        """Whether nothing retrieved is relevant enough to answer from (generation abstains).
-
-        With a reranker: its best score is under ``min_score``. Without one there is no
-        calibrated relevance score, so two weak signals must agree: the best dense cosine is
-        under ``abstain_min_dense`` *and* the top hits contain under ``abstain_min_coverage`` of
-        the question's content terms. Either signal alone is unreliable (MiniLM scores Chinese
-        poorly; a paraphrase shares few terms), together they rarely both fail on an answerable
-        question (measured: see the README)."""
-        s = self.settings
-        if not hits:
-            return True
-        if reranked and s.min_score is not None:
-            return max(h.score for h in hits) < s.min_score
-        dense = next((r for r in results if r.name == "dense"), None)
-        best_cos = dense.hits[0].score if dense and dense.hits else None
-        coverage = lexical_coverage(question, [h.chunk for h in hits[:3]])
-        weak_dense = best_cos is None or best_cos < s.abstain_min_dense
-        return weak_dense and coverage < s.abstain_min_coverage
 
 
 def _ms(t0: float) -> float:

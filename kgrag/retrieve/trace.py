@@ -64,6 +64,7 @@ def trace_dict(result: RetrievalResult) -> dict[str, Any]:
         "evidence_set": result.evidence_set,
         "reranker": result.reranker,
         "below_threshold": result.below_threshold,
+        "gate": result.gate,
         "timings_ms": result.timings_ms,
         "iteration": None if result.iteration is None else result.iteration.trace(),
         "understanding": None if q.understanding is None else q.understanding.trace(),

@@ -125,6 +125,8 @@ class RetrievalResult:
     timings_ms: dict[str, float] = field(default_factory=dict)
     # True when nothing passed the relevance threshold: generation abstains.
     below_threshold: bool = False
+    # The abstention gate's signals and reason (kgrag.retrieve.abstain.Assessment.to_dict()).
+    gate: dict[str, object] = field(default_factory=dict)
     # The weight each path voted with in fusion, why any differs from the setting, and the
     # chunk ids fusion placed as the question's evidence set.
     path_weights: dict[str, float] = field(default_factory=dict)

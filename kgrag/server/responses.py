@@ -145,6 +145,8 @@ class TraceOut(_Open):
     evidence_set: list[str] = Field(description="chunk ids fusion placed as the question entities' pages and bridges")
     reranker: str | None
     below_threshold: bool
+    gate: dict[str, Any] = Field(default_factory=dict, description="the abstention gate's signals (coverage, "
+                                 "best_dense, missing_names) and its reason (null: it let the question through)")
     timings_ms: dict[str, float]
     conversation: ConversationTrace | None = Field(None, description="null when no history was sent")
     iteration: IterationTrace | None = Field(None, description="the retrieve-reason rounds; null: one round")

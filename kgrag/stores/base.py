@@ -38,6 +38,10 @@ from kgrag.types import Chunk, Document, Entity, GraphPath, Mention, Relation, S
 
 @runtime_checkable
 class ChunkIndex(Protocol):
+    @property
+    def dim(self) -> int | None:
+        """The vector dimension the index holds (None until the first vectors are written)."""
+
     def upsert(self, chunks: Sequence[Chunk], vectors: np.ndarray | None) -> None:
         """Insert or replace chunks. ``vectors`` has one L2-normalized row per *searchable* chunk,
         in order (parents carry no vector); None for an index without dense search."""

@@ -2,7 +2,8 @@
 
 English: case fold, NFKC, Snowball (Porter2) stemming, stop words dropped. Chinese: jieba
 segmentation (search mode is not used: overlapping sub-words inflate term frequencies), single
-characters kept so short names still match. Mixed text is split into script runs first (Han
+characters kept so short names still match; traditional characters are simplified first
+(OpenCC t2s), so 資料庫 and 资料库 are one term. Mixed text is split into script runs first (Han
 runs, ``kgrag.lexicon.scripts``).
 """
 
@@ -15,6 +16,7 @@ from functools import lru_cache
 
 import snowballstemmer
 
+from kgrag.lexicon.normalize import to_simplified
 from kgrag.lexicon.scripts import han_runs
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
@@ -32,7 +34,12 @@ _jieba_lock = threading.Lock()
 _jieba_ready = False
 
 
-def _jieba():
+def jieba():
+    """jieba, initialised once (thread-safe), its log quiet."""
+    return _ready_jieba()
+
+
+def _ready_jieba():
     global _jieba_ready
     import jieba
 
@@ -43,6 +50,14 @@ def _jieba():
                 jieba.initialize()
                 _jieba_ready = True
     return jieba
+
+
+def posseg():
+    """jieba's part-of-speech tagger (``posseg().lcut(text)`` → ``[(word, flag), ...]``)."""
+    import jieba.posseg as tagger
+
+    _ready_jieba()
+    return tagger
 
 
 _stemmer_local = threading.local()
@@ -62,12 +77,12 @@ def _stem_cached(word: str) -> str:
 
 def analyze(text: str) -> list[str]:
     """Terms for BM25, in order (duplicates kept: term frequency matters)."""
-    text = unicodedata.normalize("NFKC", text).casefold()
+    text = to_simplified(unicodedata.normalize("NFKC", text).casefold())
     out: list[str] = []
     pos = 0
     for m in han_runs(text):
         _analyze_latin(text[pos : m.start()], out)
-        for w in _jieba().cut(m.group(), HMM=True):
+        for w in jieba().cut(m.group(), HMM=True):
             if w not in ZH_STOP:
                 out.append(w)
         pos = m.end()

