@@ -23,10 +23,27 @@ _DISAMBIGUATION = re.compile(r"\s*\([^()]*\)\s*$")
 LEADING_ARTICLE = re.compile(r"^(?:the|The|THE)\s+")
 
 
+# "Page > H2 > H3": the title of one section of a page (the handbook corpus, Markdown sections).
+SECTION_SEPARATOR = " > "
+
+
+def section_path_parts(title: str) -> list[str]:
+    """The headings of a section title, outermost first ("Guide > Setup" → Guide, Setup); a
+    title without the separator is one part."""
+    return [part.strip() for part in title.split(SECTION_SEPARATOR) if part.strip()]
+
+
+def section_heading(title: str) -> str:
+    """The innermost heading of a section title: the name the section is about."""
+    parts = section_path_parts(title)
+    return parts[-1] if parts else title.strip()
+
+
 def title_aliases(title: str) -> list[str]:
-    """The title and its shorter spellings: without disambiguation, without a leading article."""
+    """The title and its shorter spellings: without disambiguation, without a leading article;
+    a section title ("Page > Heading") also by its heading alone."""
     forms = [title.strip()]
-    base = _DISAMBIGUATION.sub("", forms[0]).strip()
+    base = _DISAMBIGUATION.sub("", section_heading(forms[0])).strip()
     for form in (base, LEADING_ARTICLE.sub("", base).strip()):
         if form and normalize_alias(form) not in {normalize_alias(f) for f in forms}:
             forms.append(form)
