@@ -255,10 +255,11 @@ class Extractor:
             if key not in entities:
                 self._note_entity(entities, key, name, kind)
                 mentions.append(Mention(key, first_chunk, 1, name))
-        for short, long_form in doc_terms.aliases:
-            state = entities.get(self._key(long_form))
-            if state is not None and normalize_alias(short) not in {normalize_alias(state.name), *map(normalize_alias, state.aliases)}:
-                state.aliases.append(short)
+        for pair in doc_terms.aliases:
+            state = entities.get(self._key(pair[1]))
+            for form in pair if state is not None else ():
+                if normalize_alias(form) not in {normalize_alias(state.name), *map(normalize_alias, state.aliases)}:
+                    state.aliases.append(form)
         stored = set(entities) | set(self._known)
         typed = [(a, b, ALIAS_OF, first_chunk, 3.0) for a, b in separate]
         typed += [(self._key(x.source), self._key(x.target), x.type, x.chunk_id, x.weight) for x in doc_terms.links]
