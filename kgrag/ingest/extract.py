@@ -106,6 +106,10 @@ class Extractor:
         """``extract`` for several documents in order; NER runs over all their chunks in one
         batch (it does not depend on the gazetteer), then each document is resolved in turn."""
         texts = [chunk.text for chunks in documents for chunk in chunks]
+        if self.terms is not None:
+            from kgrag.ingest.terms import ner_text
+
+            texts = [ner_text(c.text) if self.terms.chosen(chunks) else c.text for chunks in documents for c in chunks]
         spans = self.recognizer.recognize(texts) if self.recognizer is not None and texts else [[] for _ in texts]
         terms = self.terms.extract(documents) if self.terms is not None else [None] * len(documents)
         results = []

@@ -71,11 +71,16 @@ _URLISH = re.compile(r"\]\([^)\n]*\)|https?://\S+|<[^>\n]{1,200}>")
 _IDENTIFIERS = [
     re.compile(r"(?<![\w/#(&])#[a-z0-9][a-z0-9_-]{1,40}"),  # #channel
     re.compile(r"(?<![\w@.])@[a-zA-Z0-9][\w-]{1,40}"),  # @handle
-    re.compile(r"(?<![\w/.-])[a-z][a-z0-9]*_[a-z0-9_]*"),  # snake_case, proj_
+    re.compile(r"(?<![\w/.:-])[a-z][a-z0-9]*_[a-z0-9_]*(?!:)"),  # snake_case, proj_ (not :emoji_name:)
     re.compile(r"\b[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+\b"),  # CamelCase
     re.compile(r"\b[A-Z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)+\b"),  # E-Group, VP-Directs
     re.compile(r"\b[A-Z][A-Z0-9&]{1,9}\b"),  # CISO, G&A
 ]
+# Markup a name never contains: a span holding one of these is cut from a link or a table cell.
+_MARKUP_CHARS = frozenset("[]()<>*|`")
+# Link targets and HTML tags, blanked (same length) before NER reads a structured document:
+# without this spaCy reads "GitLab docs](https://docs.gitlab.com" as one organisation.
+_NER_NOISE = re.compile(r"\]\([^)\n]*\)|<[^>\n]{1,200}>|\*\*|`|\[")
 _CODE = re.compile(r"`([^`\n]{2,%d})`" % MAX_CODE_CHARS)
 _CAP_WORDS = r"[A-Z][\w&'’-]*(?:\s+(?:(?:of|and|for|the|&|to)\s+)?[A-Z][\w&'’-]*){1,7}"
 _LONG_ACRONYM = re.compile(rf"({_CAP_WORDS})\s+\(([A-Z][A-Za-z&]{{1,9}})\)")
@@ -96,7 +101,9 @@ _INDEX_PAGES = {"_index", "index", "readme"}
 # Noun-phrase words that make a phrase generic rather than a term ("other teams", "a few days").
 _GENERIC = frozenset(
     "other such same various many several new own each every all some more most few any "
-    "certain specific different following example additional particular".split()
+    "certain specific different following example additional particular good better best "
+    "great strong strongest right related relevant helpful limited general respective leading "
+    "simple important current main key possible appropriate necessary usual".split()
 )
 _TRIM_POS = frozenset({"DET", "PRON", "NUM", "PART", "PUNCT", "SPACE", "CCONJ", "ADP", "SYM", "X"})
 
@@ -168,9 +175,13 @@ class TermExtractor:
         self._pages: dict[tuple[str, ...], str | None] = {}
         self._pending: dict[tuple[str, ...], list[str]] = {}
 
+    def chosen(self, chunks: Sequence[Chunk]) -> bool:
+        """Whether this document gets terms (and markup-free text for NER)."""
+        return self.mode == "on" or (self.mode == "auto" and looks_structured(chunks))
+
     def extract(self, documents: Sequence[Sequence[Chunk]]) -> list[DocumentTerms]:
         """Terms of each document's chunks, in order; noun phrases recur across the batch."""
-        chosen = [self.mode == "on" or (self.mode == "auto" and looks_structured(d)) for d in documents]
+        chosen = [self.chosen(d) for d in documents]
         phrases = self._noun_phrases([c.text for d, on in zip(documents, chosen, strict=True) if on for c in d])
         recurring = self._recurring(documents, chosen, phrases)
         out = []
@@ -206,7 +217,8 @@ class TermExtractor:
 
     def _phrase(self, chunk) -> Span | None:
         tokens = list(chunk)
-        while tokens and (tokens[0].pos_ in _TRIM_POS or tokens[0].lower_ in _GENERIC or tokens[0].is_stop):
+        while tokens and (tokens[0].pos_ in _TRIM_POS or tokens[0].pos_ == "VERB"
+                          or tokens[0].lower_ in _GENERIC or tokens[0].is_stop):
             tokens.pop(0)
         while tokens and tokens[-1].pos_ not in ("NOUN", "PROPN"):
             tokens.pop()
@@ -249,7 +261,7 @@ class TermExtractor:
                 if s.type == "PROPN" or normalize_alias(s.text) in recurring:
                     spans.append(Span(s.text, TERM, s.start, s.end))
             spans.extend(Span(m.group(1), SECTION, m.start(1), m.end(1)) for m in _HEADING_LINE.finditer(chunk.text))
-            result.spans.append([s for s in spans if matchable(normalize_alias(s.text))])
+            result.spans.append([c for s in spans if (c := _clean(s)) is not None])
             if self.structure:
                 result.links.extend(Link(a, b, ROW, chunk.id) for a, b in rows)
                 if heading:
@@ -297,7 +309,7 @@ class TermExtractor:
 
         for pattern in _IDENTIFIERS:
             for m in pattern.finditer(text):
-                if free(*m.span()):
+                if free(*m.span()) and m.group(0).lower() not in english_stop_words():
                     spans.append(Span(m.group(0), IDENTIFIER, *m.span()))
         for m in _CODE.finditer(text):
             if len(m.group(1).split()) <= 4 and free(*m.span()):
@@ -382,6 +394,24 @@ class TermExtractor:
             if target[i:] in self._pages:
                 return self._pages[target[i:]]
         return None
+
+
+def _clean(span: Span) -> Span | None:
+    """The span without edge backticks/quotes; None when it still holds markup or cannot match."""
+    start, end = span.start, span.end
+    text = span.text
+    while text and text[0] in "`\"'":
+        text, start = text[1:], start + 1
+    while text and text[-1] in "`\"'":
+        text, end = text[:-1], end - 1
+    if not text or any(c in _MARKUP_CHARS for c in text) or not matchable(normalize_alias(text)):
+        return None
+    return Span(text, span.type, start, end)
+
+
+def ner_text(text: str) -> str:
+    """``text`` with link targets, HTML tags and emphasis marks blanked (offsets hold)."""
+    return _NER_NOISE.sub(lambda m: " " * (m.end() - m.start()), text)
 
 
 def _cell_entry(cell: str, offset: int) -> Span | None:
