@@ -261,7 +261,9 @@ class Extractor:
                 mentions.append(Mention(key, first_chunk, 1, name))
         for pair in doc_terms.aliases:
             state = entities.get(self._key(pair[1]))
-            for form in pair if state is not None else ():
+            if state is None:
+                continue
+            for form in pair:
                 if normalize_alias(form) not in {normalize_alias(state.name), *map(normalize_alias, state.aliases)}:
                     state.aliases.append(form)
         stored = set(entities) | set(self._known)

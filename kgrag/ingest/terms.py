@@ -37,6 +37,7 @@ import threading
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 from urllib.parse import urlsplit
 
 from kgrag.lexicon.gazetteer import english_stop_words, matchable
@@ -81,7 +82,7 @@ _MARKUP_CHARS = frozenset("[]()<>*|`")
 # Link targets and HTML tags, blanked (same length) before NER reads a structured document:
 # without this spaCy reads "GitLab docs](https://docs.gitlab.com" as one organisation.
 _NER_NOISE = re.compile(r"\]\([^)\n]*\)|<[^>\n]{1,200}>|\*\*|`|\[")
-_CODE = re.compile(r"`([^`\n]{2,%d})`" % MAX_CODE_CHARS)
+_CODE = re.compile(rf"`([^`\n]{{2,{MAX_CODE_CHARS}}})`")
 _CAP_WORDS = r"[A-Z][\w&'’-]*(?:\s+(?:(?:of|and|for|the|&|to)\s+)?[A-Z][\w&'’-]*){1,7}"
 _LONG_ACRONYM = re.compile(rf"({_CAP_WORDS})\s+\(([A-Z][A-Za-z&]{{1,9}})\)")
 _ACRONYM_OR_LONG = re.compile(rf"\b([A-Z][A-Za-z&]{{1,9}}),?\s+or\s+({_CAP_WORDS})\s*[,)]")
@@ -166,7 +167,7 @@ class TermExtractor:
         self.spacy_model = spacy_model
         self.mode = mode
         self.structure = structure
-        self._nlp = None
+        self._nlp: Any = None  # the spaCy parser pipeline, loaded on the first structured document
         self._lock = threading.Lock()
         self._stop = english_stop_words()
         self._known_phrases: set[str] = set()
@@ -325,7 +326,7 @@ class TermExtractor:
             cells = m.group(1).split("|")
             if all(_SEPARATOR_CELL.match(c) for c in cells if c.strip()) and i > 0:
                 headers.add(i - 1)
-        pairs = []
+        pairs: list[tuple[str, str]] = []
         for i, m in enumerate(lines):
             if i in headers:
                 continue

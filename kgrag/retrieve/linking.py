@@ -30,7 +30,7 @@ from kgrag.lexicon.gazetteer import Gazetteer, candidate_aliases, english_stop_w
 from kgrag.lexicon.normalize import normalize_alias
 from kgrag.retrieve.types import LinkedEntity
 from kgrag.stores.base import GraphReader
-from kgrag.types import ANY_CASE_TYPES, IDENTIFIER, SECTION
+from kgrag.types import ANY_CASE_TYPES, IDENTIFIER, SECTION, Entity
 
 FUZZY_TTL_S = 60.0
 MAX_EXPANSIONS_PER_ENTITY = 8
@@ -174,7 +174,7 @@ class EntityLinker:
             return self._fuzzy_aliases, self._fuzzy_keys
 
 
-def _any_case(entity, question: str, start: int, end: int) -> bool:
+def _any_case(entity: Entity | None, question: str, start: int, end: int) -> bool:
     """Whether a lower-case match still names ``entity``: a curated one (a person vouched for
     it), a term of the team's documents written as a phrase of two words or more ("fiscal
     quarter"), or an identifier written with its marker ("#ciso", "proj_", "@gl-team")."""
