@@ -165,9 +165,27 @@ def _search_filter(ctx: click.Context, param: click.Parameter, value: str | None
               help='Search filters, as in the HTTP API: \'{"doc_id": id or [ids], "source": path, "section_path_prefix": "Guide / 2."}\'.')
 @click.option("--retrieve-only", is_flag=True, help="Print the ranked chunks, no answer.")
 @click.option("--json", "as_json", is_flag=True, help="Print the full response as JSON.")
+@click.option("--server", metavar="URL", envvar="KGRAG_SERVER_URL",
+              help="Ask a running kgrag server (POST /v1/query) instead of loading the models here: "
+                   "one request instead of seconds of model loading. Default: $KGRAG_SERVER_URL.")
 @click.pass_obj
-def query(settings: Settings, question: str, top_k: int | None, modes: tuple[str, ...], filters, retrieve_only: bool, as_json: bool) -> None:
+def query(settings: Settings, question: str, top_k: int | None, modes: tuple[str, ...], filters,
+          retrieve_only: bool, as_json: bool, server: str | None) -> None:
     """Ask the knowledge base a question; prints the cited answer (or the ranked chunks)."""
+    if server:
+        body = _remote_query(server, question, top_k, modes, filters, retrieve_only)
+    else:
+        body = _local_query(settings, question, top_k, modes, filters, retrieve_only)
+    if as_json:
+        click.echo(json.dumps(body, ensure_ascii=False, indent=2))
+    elif "answer" in body:
+        _print_answer(body)
+    else:
+        _print_hits(body)
+
+
+def _local_query(settings: Settings, question, top_k, modes, filters, retrieve_only: bool) -> dict:
+    """The response body ``/v1/query`` (or ``/v1/retrieve``) would send, computed here."""
     from kgrag.errors import StoreError
     from kgrag.retrieve.pipeline import RetrievalError
     from kgrag.retrieve.trace import result_dict
@@ -180,23 +198,47 @@ def query(settings: Settings, question: str, top_k: int | None, modes: tuple[str
             raise click.UsageError(str(e)) from e
         except StoreError as e:  # a broken store: the knowledge base's fault, not the question's
             raise click.ClickException(f"a store failed: {e}") from e
-        answer = None if retrieve_only else comps.generator.answer(
+        if retrieve_only:
+            return result_dict(result)
+        answer = comps.generator.answer(
             question, result.hits, abstain=result.below_threshold, expansions=result.query.expansions)
+        return answer.response(result)
     finally:
         comps.close()
-    if as_json:
-        body = result_dict(result) if answer is None else answer.response(result)
-        click.echo(json.dumps(body, ensure_ascii=False, indent=2))
-        return
-    if answer is not None:
-        click.echo(answer.text)
-        for c in answer.citations:
-            where = " · ".join(str(p) for p in (c.source, c.section_path, f"page {c.page}" if c.page is not None else "") if p)
-            click.echo(f"  [{c.n}] {c.title} — {where}")
-        return
-    for i, hit in enumerate(result.hits, start=1):
-        paths = " ".join(f"{k}#{v.rank}" for k, v in hit.paths.items())
-        click.echo(f"{i:2d}. {hit.score:.4f} {hit.chunk.id}  [{paths}]  {hit.chunk.text[:80]!r}")
+
+
+def _remote_query(server: str, question, top_k, modes, filters, retrieve_only: bool) -> dict:
+    from kgrag.client import KgragClient, RemoteRefused
+    from kgrag.errors import StoreError
+
+    request: dict = {"question": question}
+    if top_k is not None:
+        request["top_k"] = top_k
+    if modes:
+        request["modes"] = list(modes)
+    if filters is not None:
+        request["filters"] = filters.as_dict()
+    try:
+        return KgragClient(server).post("/v1/retrieve" if retrieve_only else "/v1/query", request)
+    except RemoteRefused as e:
+        raise click.UsageError(str(e)) from e
+    except StoreError as e:  # RemoteError: the server failed or could not be reached
+        raise click.ClickException(str(e)) from e
+
+
+def _print_answer(body: dict) -> None:
+    click.echo(body["answer"])
+    for c in body["citations"]:
+        page = f"page {c['page']}" if c.get("page") is not None else ""
+        where = " · ".join(str(p) for p in (c.get("source"), c.get("section_path"), page) if p)
+        click.echo(f"  [{c['n']}] {c['title']} — {where}")
+
+
+def _print_hits(body: dict) -> None:
+    for i, hit in enumerate(body["hits"], start=1):
+        # by name: a server's JSON has its keys sorted, and both must print alike
+        paths = " ".join(f"{k}#{v['rank']}" for k, v in sorted(hit["trace"]["paths"].items()))
+        click.echo(f"{i:2d}. {hit['score']:.4f} {hit['chunk_id']}  [{paths}]  {hit['text'][:80]!r}")
 
 
 from kgrag.transfer.cli import transfer as _transfer  # noqa: E402  (its own package: kgrag/transfer)

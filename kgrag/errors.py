@@ -13,9 +13,10 @@ codes) catch these categories, never a library's exception types:
 
 Members (tests/test_errors.py finds every exception class in kgrag and checks this):
 InputError ← ApiError (server; its own 4xx status), RetrievalError, LoadError, GlossaryError,
-AliasError, TransferError, EvalConfigError, EvalDataError, CompareError (and SearchFilter.parse
-raises it);
-StoreError ← KnowledgeBaseError (eval), ArcadeUnavailable (test launcher);
+AliasError, TransferError, EvalConfigError, EvalDataError, CompareError, RemoteRefused (a server's
+4xx, ``kgrag.client``) (and SearchFilter.parse raises it);
+StoreError ← KnowledgeBaseError (eval), ArcadeUnavailable (test launcher), RemoteError (a server's
+5xx or no answer, ``kgrag.client``);
 ModelError ← EmbedderError, RerankerError, NerError, LLMError, RewriteRejected.
 InputError and ConfigError are ValueErrors, so every class that was one still is;
 KnowledgeBaseError and ArcadeUnavailable stay RuntimeErrors, for callers that catch those.

@@ -3,7 +3,10 @@
 Changes take effect at once for ingestion and for query-time exact linking (a running server
 looks aliases up per question); a running server's fuzzy matcher refreshes within a minute
 (``kgrag.retrieve.linking.FUZZY_TTL_S``), or at once when the change goes through the API.
-Exit codes: 0 done (or nothing to do), 1 the store failed, 2 refused input (nothing changed).
+With ``--server URL`` (or $KGRAG_SERVER_URL) a command runs through that server's admin API
+(``kgrag.aliases.backends``): nothing is loaded here, and the server's linker sees the change at
+once. Exit codes: 0 done (or nothing to do), 1 the store (or server) failed, 2 refused input
+(nothing changed).
 """
 
 from __future__ import annotations
@@ -12,10 +15,15 @@ import getpass
 import json
 import os
 import sys
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
+
+if TYPE_CHECKING:
+    from kgrag.aliases.backends import AliasBackend
 
 # The service is imported when a command runs: registering this group must not slow down
 # every other ``kgrag`` command.
@@ -30,37 +38,56 @@ def _default_user() -> str:
 
 @click.group("aliases")
 @click.option("--user", default=None, help="Who is making the change, for the audit log (default: $USER).")
+@click.option("--server", metavar="URL", envvar="KGRAG_SERVER_URL",
+              help="Run the command through a running kgrag server (its admin API) instead of opening the "
+                   "stores here: no model or store is loaded in this process. Default: $KGRAG_SERVER_URL.")
+@click.option("--api-key", envvar="KGRAG_API_KEY", default=None,
+              help="The server's admin API key (default: $KGRAG_API_KEY, else server.api_key of the config).")
 @click.pass_context
-def aliases(ctx: click.Context, user: str | None) -> None:
+def aliases(ctx: click.Context, user: str | None, server: str | None, api_key: str | None) -> None:
     """Curate aliases: which names mean the same entity (effective at once, audited)."""
     ctx.meta["kgrag_alias_user"] = user or _default_user()
+    ctx.meta["kgrag_alias_server"] = (server, api_key)
 
 
 @contextmanager
-def _service(ctx: click.Context):
-    from kgrag.aliases.service import AliasError, AliasService
-    from kgrag.components import Components
-    from kgrag.stores.base import StoreError
+def _backend(ctx: click.Context) -> Iterator[AliasBackend]:
+    """The local stores, or the server named by ``--server``; refusals exit 2, failures exit 1."""
+    from kgrag.errors import InputError, StoreError
 
-    settings = ctx.find_root().obj
-    comps = Components(settings)
+    comps = None
     try:
-        yield AliasService.from_components(comps, user=ctx.meta["kgrag_alias_user"]), comps
-    except AliasError as exc:
+        server, api_key = ctx.meta["kgrag_alias_server"]
+        settings = ctx.find_root().obj
+        if server:
+            from kgrag.aliases.backends import RemoteAliases
+            from kgrag.client import KgragClient
+
+            key = api_key or settings.server.api_key
+            yield RemoteAliases(KgragClient(server, api_key=key, user=ctx.meta["kgrag_alias_user"]))
+        else:
+            from kgrag.aliases.backends import LocalAliases
+            from kgrag.aliases.service import AliasService
+            from kgrag.components import Components
+
+            comps = Components(settings)
+            yield LocalAliases(AliasService.from_components(comps, user=ctx.meta["kgrag_alias_user"]), comps)
+    except InputError as exc:  # AliasError here, RemoteRefused (HTTP 4xx) through a server
         click.echo(f"error: {exc}", err=True)
         sys.exit(2)
-    except StoreError as exc:
+    except StoreError as exc:  # a store, or the server, failed
         click.echo(f"error: the store refused: {exc}", err=True)
         sys.exit(1)
     finally:
-        comps.close()
+        if comps is not None:
+            comps.close()
 
 
-def _report(change, as_json: bool) -> None:
+def _report(change: dict, as_json: bool) -> None:
     if as_json:
-        click.echo(json.dumps(change.to_dict(), ensure_ascii=False, indent=2))
+        click.echo(json.dumps(change, ensure_ascii=False, indent=2))
     else:
-        click.echo(change.message if change.changed else f"unchanged: {change.message}")
+        click.echo(change["message"] if change["changed"] else f"unchanged: {change['message']}")
 
 
 _json = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
@@ -76,11 +103,9 @@ _json = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_context
 def list_cmd(ctx, entity, ambiguous, every, limit, offset, as_json) -> None:
     """Entities with their aliases (curated ones, and extracted ones that have aliases)."""
-    from kgrag.aliases.views import ambiguous_aliases, list_entities
-
-    with _service(ctx) as (service, _):
+    with _backend(ctx) as backend:
         if ambiguous:
-            rows = ambiguous_aliases(service)
+            rows = backend.ambiguous()
             if as_json:
                 click.echo(json.dumps({"ambiguous": rows}, ensure_ascii=False, indent=2))
                 return
@@ -89,7 +114,7 @@ def list_cmd(ctx, entity, ambiguous, every, limit, offset, as_json) -> None:
                 click.echo(f"{row['alias']!r} → {cands}")
             click.echo(f"{len(rows)} ambiguous alias(es)", err=True)
             return
-        body = list_entities(service, entity=entity, every=every, limit=limit, offset=offset)
+        body = backend.entities(entity=entity, every=every, limit=limit, offset=offset)
     if as_json:
         click.echo(json.dumps(body, ensure_ascii=False, indent=2))
         return
@@ -106,10 +131,8 @@ def list_cmd(ctx, entity, ambiguous, every, limit, offset, as_json) -> None:
 @click.pass_context
 def show(ctx, name, as_json) -> None:
     """One entity: aliases, mention counts, top neighbours."""
-    from kgrag.aliases.views import show as show_entity
-
-    with _service(ctx) as (service, _):
-        body = show_entity(service, name)
+    with _backend(ctx) as backend:
+        body = backend.show(name)
     if as_json:
         click.echo(json.dumps(body, ensure_ascii=False, indent=2))
         return
@@ -131,8 +154,8 @@ def show(ctx, name, as_json) -> None:
 @click.pass_context
 def add(ctx, canonical, names, force, entity_type, as_json) -> None:
     """Add aliases to CANONICAL (created, curated, when no entity has that name)."""
-    with _service(ctx) as (service, _):
-        _report(service.add(canonical, list(names), force=force, type=entity_type), as_json)
+    with _backend(ctx) as backend:
+        _report(backend.add(canonical, list(names), force=force, type=entity_type), as_json)
 
 
 @aliases.command()
@@ -142,8 +165,8 @@ def add(ctx, canonical, names, force, entity_type, as_json) -> None:
 @click.pass_context
 def remove(ctx, canonical, names, as_json) -> None:
     """Remove aliases from an entity."""
-    with _service(ctx) as (service, _):
-        _report(service.remove(canonical, list(names)), as_json)
+    with _backend(ctx) as backend:
+        _report(backend.remove(canonical, list(names)), as_json)
 
 
 @aliases.command()
@@ -153,8 +176,8 @@ def remove(ctx, canonical, names, as_json) -> None:
 @click.pass_context
 def rename(ctx, old, new, as_json) -> None:
     """Give an entity a new canonical name (the old one stays an alias)."""
-    with _service(ctx) as (service, _):
-        _report(service.rename(old, new), as_json)
+    with _backend(ctx) as backend:
+        _report(backend.rename(old, new), as_json)
 
 
 @aliases.command()
@@ -164,8 +187,8 @@ def rename(ctx, old, new, as_json) -> None:
 @click.pass_context
 def merge(ctx, keep, drop, as_json) -> None:
     """Merge DROP entities into KEEP (aliases, mentions, relations)."""
-    with _service(ctx) as (service, _):
-        _report(service.merge(keep, list(drop)), as_json)
+    with _backend(ctx) as backend:
+        _report(backend.merge(keep, list(drop)), as_json)
 
 
 @aliases.command()
@@ -176,8 +199,8 @@ def merge(ctx, keep, drop, as_json) -> None:
 @click.pass_context
 def split(ctx, entity, names, into, as_json) -> None:
     """Move aliases of ENTITY to a new entity (undoes a merge exactly)."""
-    with _service(ctx) as (service, _):
-        _report(service.split(entity, list(names), into), as_json)
+    with _backend(ctx) as backend:
+        _report(backend.split(entity, list(names), into), as_json)
 
 
 @aliases.command()
@@ -186,8 +209,8 @@ def split(ctx, entity, names, into, as_json) -> None:
 @click.pass_context
 def delete(ctx, entity, as_json) -> None:
     """Delete an entity with its aliases, mentions and relations."""
-    with _service(ctx) as (service, _):
-        _report(service.delete(entity), as_json)
+    with _backend(ctx) as backend:
+        _report(backend.delete(entity), as_json)
 
 
 @aliases.command("import")
@@ -197,10 +220,8 @@ def delete(ctx, entity, as_json) -> None:
 @click.pass_context
 def import_cmd(ctx, path, force, as_json) -> None:
     """Import a glossary (CSV canonical,type,aliases; YAML or line format too)."""
-    from kgrag.aliases.glossary_io import import_glossary
-
-    with _service(ctx) as (service, _):
-        _report(import_glossary(service, path, force=force), as_json)
+    with _backend(ctx) as backend:
+        _report(backend.import_glossary(path, force=force), as_json)
 
 
 @aliases.command("export")
@@ -209,10 +230,8 @@ def import_cmd(ctx, path, force, as_json) -> None:
 @click.pass_context
 def export_cmd(ctx, path, every) -> None:
     """Export curated entities as a glossary CSV (the format ingestion and import read)."""
-    from kgrag.aliases.glossary_io import export_glossary
-
-    with _service(ctx) as (service, _):
-        body = export_glossary(service, path, every=every)
+    with _backend(ctx) as backend:
+        body = backend.export_glossary(path, every=every)
     click.echo(f"wrote {body['entities']} entities ({body['aliases']} aliases) to {body['path']}")
 
 
@@ -225,18 +244,16 @@ def export_cmd(ctx, path, every) -> None:
 @click.pass_context
 def suggest(ctx, limit, max_entities, no_embeddings, as_json) -> None:
     """Candidate duplicates to confirm by hand (nothing is changed)."""
-    from kgrag.aliases.suggest import suggest_duplicates
-
-    with _service(ctx) as (service, comps):
-        found = suggest_duplicates(service.graph, embedder=None if no_embeddings else comps.embedder,
-                                   limit=limit, max_entities=max_entities)
+    with _backend(ctx) as backend:
+        found = backend.suggest(limit=limit, max_entities=max_entities, embeddings=not no_embeddings)
     if as_json:
-        click.echo(json.dumps({"suggestions": [s.to_dict() for s in found]}, ensure_ascii=False, indent=2))
+        click.echo(json.dumps({"suggestions": found}, ensure_ascii=False, indent=2))
         return
     for s in found:
-        why = ", ".join(f"{k}={v}" for k, v in s.reasons.items())
-        click.echo(f"{s.score:.2f}  {s.keep.name} [{s.keep.key}] ⇐ {s.drop.name} [{s.drop.key}]  ({why})")
-        click.echo(f"      {s.command()}")
+        why = ", ".join(f"{k}={v}" for k, v in s["reasons"].items())
+        keep, drop = s["keep"], s["drop"]
+        click.echo(f"{s['score']:.2f}  {keep['name']} [{keep['key']}] ⇐ {drop['name']} [{drop['key']}]  ({why})")
+        click.echo(f"      {s['command']}")
     click.echo(f"{len(found)} suggestion(s); nothing was changed", err=True)
 
 
@@ -246,10 +263,10 @@ def suggest(ctx, limit, max_entities, no_embeddings, as_json) -> None:
 @click.pass_context
 def audit(ctx, limit, as_json) -> None:
     """The latest alias changes: when, who, what."""
-    with _service(ctx) as (service, _):
-        entries = service.audit(limit)
+    with _backend(ctx) as backend:
+        entries = backend.audit(limit)
     if as_json:
-        click.echo(json.dumps({"entries": [e.__dict__ for e in entries]}, ensure_ascii=False, indent=2))
+        click.echo(json.dumps({"entries": entries}, ensure_ascii=False, indent=2))
         return
     for e in entries:
-        click.echo(f"{e.at}  {e.who:<12} {e.action:<7} {e.target}  {json.dumps(e.details, ensure_ascii=False)}")
+        click.echo(f"{e['at']}  {e['who']:<12} {e['action']:<7} {e['target']}  {json.dumps(e['details'], ensure_ascii=False)}")

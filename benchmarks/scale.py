@@ -1,0 +1,302 @@
+"""Cost of the embedded default as the corpus grows: ingest, disk, start-up, memory, latency.
+
+    .venv/bin/python benchmarks/scale.py --sizes 5000,20000,50000,100000 --out docs/scale
+    .venv/bin/python benchmarks/scale.py --sizes 200,400 --queries 10 --out /tmp/scale  # smoke
+
+For each size N a corpus of N passages is written, ingested into a fresh knowledge base by
+``kgrag ingest`` in its own process, served by ``kgrag serve`` on 127.0.0.1, and asked the same
+questions over HTTP, first by one client, then by ``--clients`` concurrent ones. Reported per
+size: ingest wall time, chunks/s and seconds per stage, the ingest process's peak RSS, disk
+size, entities and relations, server start time (spawn → ``/readyz`` 200), the serving
+process's RSS after the questions, retrieval p50/p95 per path and in total (the server's own
+stage timings) and the client's wall p50/p95 and throughput. Output: ``scale.json``,
+``scale.md`` and ``scale.png`` (every figure against size, log-log) in ``--out``.
+
+**The corpora** (quality is not measured on them, cost is): every passage of the sets in
+``--bench-dir`` (HotpotQA, 2Wiki, MuSiQue, the HippoRAG sample, the handbook, CMRC, RGB:
+~17k passages, English and Chinese) in a fixed order, de-duplicated by text; beyond those,
+synthetic passages, each 3–6 sentences drawn (seeded RNG) from random pool passages of one
+language, under a fresh title made of two pool title words and a serial number. They have the
+length, vocabulary and entity density of real passages, so chunking, embedding, NER and the
+graph do the work they would; their facts are nonsense and no question targets them.
+
+The questions are the first ``--queries`` questions of the HotpotQA set (their passages are
+in every corpus of ≥ 5k). Only loopback traffic; every loop is bounded in count and time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+BENCH_SETS = ("hotpotqa_dev500", "2wiki_dev468", "musique_train100", "hipporag_sample", "handbook_dev102",
+              "cmrc2018_dev", "rgb_zh_dev200")
+SENTENCE = re.compile(r"(?<=[.!?。！？])\s*")
+CJK = re.compile(r"[\u4e00-\u9fff]")
+START_TIMEOUT_S = 600
+REQUEST_TIMEOUT_S = 120
+
+
+# -- corpora -------------------------------------------------------------------------------
+def load_pool(bench_dir: Path) -> list[dict]:
+    """Every passage of the bench sets, in a fixed order, de-duplicated by text."""
+    seen: set[str] = set()
+    pool = []
+    for name in BENCH_SETS:
+        path = bench_dir / name / "corpus.jsonl"
+        if not path.exists():
+            continue
+        with path.open(encoding="utf-8") as f:
+            for line in f:
+                rec = json.loads(line)
+                if rec["text"] not in seen:
+                    seen.add(rec["text"])
+                    pool.append({"id": f"{name}/{rec['id']}", "title": rec.get("title", ""), "text": rec["text"]})
+    return pool
+
+
+def synthetic(pool: list[dict], n: int, seed: int = 13) -> list[dict]:
+    """``n`` passages assembled from pool sentences (see the module docstring)."""
+    rng = random.Random(seed)
+    by_lang: dict[bool, list[dict]] = {True: [], False: []}
+    for rec in pool:
+        by_lang[bool(CJK.search(rec["text"][:200]))].append(rec)
+    words = [w for rec in pool for w in rec["title"].split() if w[:1].isupper() and w.isalpha()] or ["Topic"]
+    out = []
+    for k in range(n):
+        zh = rng.random() < len(by_lang[True]) / max(1, len(pool))
+        source = by_lang[zh] or by_lang[not zh]
+        sentences = []
+        for _ in range(rng.randint(3, 6)):
+            parts = [s for s in SENTENCE.split(rng.choice(source)["text"]) if len(s) > 20]
+            if parts:
+                sentences.append(rng.choice(parts).strip())
+        title = f"{rng.choice(words)} {rng.choice(words)} {k}"
+        out.append({"id": f"synthetic/{k}", "title": title, "text": ("" if zh else " ").join(sentences) or title})
+    return out
+
+
+def write_corpus(pool: list[dict], size: int, path: Path) -> None:
+    records = pool[:size] + synthetic(pool, max(0, size - len(pool)))
+    with path.open("w", encoding="utf-8") as f:
+        for rec in records:
+            f.write(json.dumps(rec, ensure_ascii=False) + "\n")
+
+
+# -- processes -----------------------------------------------------------------------------
+def kgrag(*args: str) -> list[str]:
+    return [sys.executable, "-m", "kgrag.cli", *args]
+
+
+def run_measured(cmd: list[str]) -> tuple[str, float, float]:
+    """Runs ``cmd``; its stdout, wall seconds and peak RSS in MiB (of that process itself)."""
+    t = time.perf_counter()
+    with tempfile.TemporaryFile() as out:
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.DEVNULL, cwd=REPO, env=_env())
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        wall = time.perf_counter() - t
+        out.seek(0)
+        text = out.read().decode("utf-8")
+    if proc.returncode not in (0, 1):  # 1: some files failed, reported in the JSON
+        raise SystemExit(f"{' '.join(cmd[2:])} exited {proc.returncode}")
+    return text, wall, usage.ru_maxrss / 1024
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
+    env.pop("KGRAG_SERVER_URL", None)
+    return env
+
+
+def rss_mib(pid: int) -> float:
+    """Resident memory of a process and its children (gunicorn's worker holds the models)."""
+    import psutil
+
+    root = psutil.Process(pid)
+    return sum(p.memory_info().rss for p in [root, *root.children(recursive=True)]) / 2**20
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_server(data_dir: Path) -> tuple[subprocess.Popen, str, float]:
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    t = time.perf_counter()
+    proc = subprocess.Popen(kgrag("--data-dir", str(data_dir), "serve", "--port", str(port)), cwd=REPO, env=_env(),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    while time.perf_counter() - t < START_TIMEOUT_S:
+        if proc.poll() is not None:
+            raise SystemExit(f"the server exited {proc.returncode} before it was ready")
+        try:
+            with urllib.request.urlopen(url + "/readyz", timeout=5) as resp:
+                if resp.status == 200:
+                    return proc, url, time.perf_counter() - t
+        except OSError:
+            pass
+        time.sleep(0.2)
+    proc.terminate()
+    raise SystemExit(f"the server was not ready within {START_TIMEOUT_S} s")
+
+
+def ask(url: str, question: str) -> tuple[float, dict[str, float]]:
+    body = json.dumps({"question": question}).encode("utf-8")
+    req = urllib.request.Request(url + "/v1/retrieve", data=body, headers={"Content-Type": "application/json"})
+    t = time.perf_counter()
+    with urllib.request.urlopen(req, timeout=REQUEST_TIMEOUT_S) as resp:
+        trace = json.load(resp)["trace"]
+    return (time.perf_counter() - t) * 1000, trace.get("timings_ms", {})
+
+
+# -- one size ------------------------------------------------------------------------------
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return round(ordered[min(len(ordered) - 1, max(0, round(q / 100 * (len(ordered) - 1))))], 1)
+
+
+def measure(size: int, pool: list[dict], questions: list[str], clients: int, work: Path) -> dict:
+    corpus, data_dir = work / f"corpus-{size}.jsonl", work / f"kb-{size}"
+    write_corpus(pool, size, corpus)
+    out, wall, peak = run_measured(kgrag("--data-dir", str(data_dir), "ingest", str(corpus), "--json", "--no-progress"))
+    report = json.loads(out)
+    row: dict = {"passages": size, "chunks": report["totals"].get("chunks", 0),
+                 "entities": report["totals"].get("entities", 0), "relations": report["totals"].get("relations", 0),
+                 "ingest_s": round(wall, 1), "ingest_chunks_per_s": round(report["chunks_written"] / wall, 1),
+                 "ingest_stages_s": report["seconds"], "ingest_peak_rss_mib": round(peak),
+                 "disk_mib": round(sum(p.stat().st_size for p in data_dir.rglob("*") if p.is_file()) / 2**20, 1)}
+    proc, url, start_s = start_server(data_dir)
+    try:
+        row["server_start_s"] = round(start_s, 1)
+        ask(url, questions[0])  # untimed: the first question pays for lazy caches (fuzzy matcher, graph)
+        single = [ask(url, q) for q in questions]
+        row["single"] = _latency(single)
+        t = time.perf_counter()
+        with ThreadPoolExecutor(clients) as pool_:
+            concurrent = list(pool_.map(lambda q: ask(url, q), questions))
+        row["concurrent"] = _latency(concurrent) | {
+            "clients": clients, "queries_per_s": round(len(questions) / (time.perf_counter() - t), 1)}
+        row["serving_rss_mib"] = round(rss_mib(proc.pid))
+    finally:
+        proc.terminate()
+        proc.wait(timeout=60)
+    return row
+
+
+def _latency(results: list[tuple[float, dict[str, float]]]) -> dict:
+    walls = [w for w, _ in results]
+    out = {"wall_p50_ms": pct(walls, 50), "wall_p95_ms": pct(walls, 95)}
+    for stage in ("dense", "bm25", "graph", "total"):
+        values = [t[stage] for _, t in results if stage in t]
+        if values:
+            out[f"{stage}_p50_ms"], out[f"{stage}_p95_ms"] = pct(values, 50), pct(values, 95)
+    return out
+
+
+# -- report --------------------------------------------------------------------------------
+COLUMNS = [  # (header, how to read it from a row)
+    ("passages", lambda r: r["passages"]), ("chunks", lambda r: r["chunks"]),
+    ("entities", lambda r: r["entities"]), ("relations", lambda r: r["relations"]),
+    ("ingest s", lambda r: r["ingest_s"]), ("chunks/s", lambda r: r["ingest_chunks_per_s"]),
+    ("ingest peak RSS MiB", lambda r: r["ingest_peak_rss_mib"]), ("disk MiB", lambda r: r["disk_mib"]),
+    ("start s", lambda r: r["server_start_s"]), ("serving RSS MiB", lambda r: r["serving_rss_mib"]),
+    ("p50 ms", lambda r: r["single"].get("total_p50_ms")), ("p95 ms", lambda r: r["single"].get("total_p95_ms")),
+    ("dense p95", lambda r: r["single"].get("dense_p95_ms")), ("bm25 p95", lambda r: r["single"].get("bm25_p95_ms")),
+    ("graph p95", lambda r: r["single"].get("graph_p95_ms")),
+    ("concurrent p95 ms", lambda r: r["concurrent"].get("wall_p95_ms")),
+    ("concurrent q/s", lambda r: r["concurrent"].get("queries_per_s")),
+]
+
+
+def markdown(rows: list[dict], clients: int, questions: int) -> str:
+    lines = [f"{questions} questions over HTTP (`/v1/retrieve`, default modes); p50/p95 are the server's total; "
+             f"concurrent: {clients} clients, client wall time.", "",
+             "| " + " | ".join(h for h, _ in COLUMNS) + " |", "|" + "---:|" * len(COLUMNS)]
+    lines += ["| " + " | ".join(str(get(r)) for _, get in COLUMNS) + " |" for r in rows]
+    stages = sorted({k for r in rows for k in r["ingest_stages_s"]})
+    lines += ["", "Ingest seconds per stage:", "", "| passages | " + " | ".join(stages) + " |",
+              "|" + "---:|" * (len(stages) + 1)]
+    lines += [f"| {r['passages']} | " + " | ".join(str(r["ingest_stages_s"].get(s, "")) for s in stages) + " |"
+              for r in rows]
+    return "\n".join(lines) + "\n"
+
+
+def chart(rows: list[dict], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    shown = [c for c in COLUMNS[1:] if all(isinstance(get(r), (int, float)) and get(r) > 0 for r in rows for get in [c[1]])]
+    cols = 4
+    fig, axes = plt.subplots((len(shown) + cols - 1) // cols, cols, figsize=(4 * cols, 3 * ((len(shown) + cols - 1) // cols)))
+    sizes = [r["passages"] for r in rows]
+    for ax, (header, get) in zip(axes.flat, shown, strict=False):
+        ax.loglog(sizes, [get(r) for r in rows], marker="o")
+        ax.set_title(header, fontsize=10)
+        ax.set_xlabel("passages", fontsize=8)
+        ax.grid(True, which="both", alpha=0.3)
+    for ax in list(axes.flat)[len(shown):]:
+        ax.axis("off")
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", default="5000,20000,50000,100000", help="comma-separated passage counts")
+    ap.add_argument("--queries", type=int, default=200, help="how many HotpotQA questions to ask")
+    ap.add_argument("--clients", type=int, default=8, help="concurrent clients for the second round")
+    ap.add_argument("--bench-dir", type=Path, default=REPO.parent / "shared" / "bench")
+    ap.add_argument("--out", type=Path, required=True, help="folder for scale.json, scale.md, scale.png")
+    ap.add_argument("--work", type=Path, help="where corpora and knowledge bases go (default: a temporary folder)")
+    ap.add_argument("--keep", action="store_true", help="keep each knowledge base (default: deleted after its size)")
+    args = ap.parse_args()
+
+    sizes = sorted(int(s) for s in args.sizes.split(","))
+    pool = load_pool(args.bench_dir)
+    if not pool:
+        raise SystemExit(f"no corpus.jsonl under {args.bench_dir}")
+    with (args.bench_dir / "hotpotqa_dev500" / "queries.jsonl").open(encoding="utf-8") as f:
+        questions = [json.loads(line)["question"] for _, line in zip(range(args.queries), f, strict=False)]
+    args.out.mkdir(parents=True, exist_ok=True)
+    work = args.work or Path(tempfile.mkdtemp(prefix="kgrag-scale-"))
+    work.mkdir(parents=True, exist_ok=True)
+    rows = []
+    for size in sizes:
+        print(f"{size} passages ...", file=sys.stderr, flush=True)
+        rows.append(measure(size, pool, questions, args.clients, work))
+        if not args.keep:
+            shutil.rmtree(work / f"kb-{size}", ignore_errors=True)
+        (args.out / "scale.json").write_text(json.dumps(rows, indent=2), encoding="utf-8")  # after each size
+    md = markdown(rows, args.clients, len(questions))
+    (args.out / "scale.md").write_text(md, encoding="utf-8")
+    chart(rows, args.out / "scale.png")
+    print(md)
+    print(f"median single-client p95 over sizes: {statistics.median(r['single'].get('total_p95_ms', 0) for r in rows)} ms",
+          file=sys.stderr)
+    if args.work is None:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

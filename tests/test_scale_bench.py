@@ -1,0 +1,32 @@
+"""``benchmarks/scale.py`` at tiny sizes, so the script that draws the README's cost curve keeps
+working: real ingest and serve processes, real questions over loopback HTTP."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from tests.conftest import REPO, bench_path
+
+
+def test_scale_benchmark_runs_end_to_end_at_tiny_sizes(tmp_path):
+    bench = bench_path()
+    out = tmp_path / "out"
+    proc = subprocess.run(
+        [sys.executable, "benchmarks/scale.py", "--sizes", "40,80", "--queries", "4", "--clients", "2",
+         "--bench-dir", str(bench), "--out", str(out), "--work", str(tmp_path / "work")],
+        cwd=REPO, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    rows = json.loads((out / "scale.json").read_text())
+    assert [r["passages"] for r in rows] == [40, 80]
+    small, large = rows
+    assert 0 < small["chunks"] < large["chunks"] and 0 < small["relations"] < large["relations"]
+    for row in rows:
+        assert row["ingest_s"] > 0 and row["server_start_s"] > 0 and row["serving_rss_mib"] > 100
+        assert 0 < row["single"]["total_p50_ms"] <= row["single"]["total_p95_ms"]
+        assert {"dense_p95_ms", "bm25_p95_ms", "graph_p95_ms"} <= row["single"].keys()
+        assert row["concurrent"]["clients"] == 2 and row["concurrent"]["queries_per_s"] > 0
+    assert "| 80 |" in (out / "scale.md").read_text()
+    assert (out / "scale.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert not (tmp_path / "work" / "kb-40").exists()  # knowledge bases are removed unless --keep
