@@ -37,7 +37,7 @@ from kgrag.lexicon.gazetteer import Gazetteer, GazetteerMatch, matchable
 from kgrag.lexicon.normalize import normalize_alias
 from kgrag.lexicon.titles import SECTION_SEPARATOR, is_name_like_title, section_heading, title_aliases
 from kgrag.models.ner import EntityRecognizer, Span
-from kgrag.types import ALIAS_OF, CO_OCCURS, CONCEPT, SECTION, TITLE, Chunk, Entity, Mention, Relation
+from kgrag.types import ALIAS_OF, ANY_CASE_TYPES, CO_OCCURS, CONCEPT, SECTION, TITLE, Chunk, Entity, Mention, Relation
 
 if TYPE_CHECKING:
     from kgrag.ingest.terms import DocumentTerms, TermExtractor
@@ -183,7 +183,12 @@ class Extractor:
 
     def _names(self, text: str, spans: Sequence[Span]) -> list[_Name]:
         """NER spans and gazetteer matches of one chunk text, resolved, without overlaps."""
-        candidates: list[tuple[int, int, int, GazetteerMatch | Span]] = [(m.start, m.end, 0, m) for m in self.gazetteer.match(text)]
+        matches = self.gazetteer.match(text)
+        curated = [(m.start, m.end) for m in matches if self.gazetteer.curated(m.normalized)]
+        if curated:  # a glossary name is never swallowed by a longer term phrase ("LCA query")
+            spans = [s for s in spans if s.type not in ANY_CASE_TYPES
+                     or not any(a < s.end and s.start < b and (a, b) != (s.start, s.end) for a, b in curated)]
+        candidates: list[tuple[int, int, int, GazetteerMatch | Span]] = [(m.start, m.end, 0, m) for m in matches]
         candidates += [(s.start, s.end, 1, s) for s in spans]
         # A gazetteer match exactly covering an NER span keeps the NER label (the title "鲁迅"
         # is in the gazetteer before its chunks are read, and jieba says it is a PERSON).
