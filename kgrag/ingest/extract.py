@@ -37,7 +37,19 @@ from kgrag.lexicon.gazetteer import Gazetteer, GazetteerMatch, matchable
 from kgrag.lexicon.normalize import normalize_alias
 from kgrag.lexicon.titles import SECTION_SEPARATOR, is_name_like_title, section_heading, title_aliases
 from kgrag.models.ner import EntityRecognizer, Span
-from kgrag.types import ALIAS_OF, ANY_CASE_TYPES, CO_OCCURS, CONCEPT, SECTION, TITLE, Chunk, Entity, Mention, Relation
+from kgrag.types import (
+    ALIAS_OF,
+    ANY_CASE_TYPES,
+    CO_OCCURS,
+    CONCEPT,
+    SECTION,
+    TERM,
+    TITLE,
+    Chunk,
+    Entity,
+    Mention,
+    Relation,
+)
 
 if TYPE_CHECKING:
     from kgrag.ingest.terms import DocumentTerms, TermExtractor
@@ -184,10 +196,12 @@ class Extractor:
     def _names(self, text: str, spans: Sequence[Span]) -> list[_Name]:
         """NER spans and gazetteer matches of one chunk text, resolved, without overlaps."""
         matches = self.gazetteer.match(text)
-        curated = [(m.start, m.end) for m in matches if self.gazetteer.curated(m.normalized)]
-        if curated:  # a glossary name is never swallowed by a longer term phrase ("LCA query")
-            spans = [s for s in spans if s.type not in ANY_CASE_TYPES
-                     or not any(a < s.end and s.start < b and (a, b) != (s.start, s.end) for a, b in curated)]
+        # A glossary or NER name is never swallowed by a longer noun phrase ("LCA query",
+        # "Lowest Common Ancestor query"): the name keeps its mention.
+        held = {f" {m.normalized} " for m in matches if self.gazetteer.curated(m.normalized)}
+        held |= {f" {normalize_alias(s.text)} " for s in spans if s.type not in ANY_CASE_TYPES}
+        if held:
+            spans = [s for s in spans if s.type != TERM or not _holds_name(normalize_alias(s.text), held)]
         candidates: list[tuple[int, int, int, GazetteerMatch | Span]] = [(m.start, m.end, 0, m) for m in matches]
         candidates += [(s.start, s.end, 1, s) for s in spans]
         # A gazetteer match exactly covering an NER span keeps the NER label (the title "鲁迅"
@@ -287,3 +301,8 @@ class Extractor:
             if not self.gazetteer.lookup(state.name):
                 self.gazetteer.add(state.name, key)
 
+
+def _holds_name(phrase: str, names: set[str]) -> bool:
+    """Whether a normalized phrase holds one of ``names`` (" name ", space-padded) as a proper part."""
+    padded = f" {phrase} "
+    return any(name in padded and name != padded for name in names)
