@@ -107,8 +107,18 @@ class Components:
         # Curated names (glossary, alias admin) also match written in lower case ("heap").
         any_case = glossary_aliases(graph.curated_entities())
         return Extractor(
-            self.settings.extraction, Gazetteer(graph.alias_table(), any_case=any_case), self.recognizer
+            self.settings.extraction, Gazetteer(graph.alias_table(), any_case=any_case), self.recognizer,
+            self.term_extractor(),
         )
+
+    def term_extractor(self):
+        """Domain terms and structure (``kgrag.ingest.terms``), or None when switched off."""
+        from kgrag.ingest.terms import TermExtractor
+
+        ex = self.settings.extraction
+        if ex.terms == "off":
+            return None
+        return TermExtractor(ex.spacy_model, ex.terms, ex.structure)
 
     def ingest_job(self) -> IngestJob:
         return IngestJob(

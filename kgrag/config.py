@@ -74,6 +74,11 @@ class ExtractionSettings(BaseModel):
     # naming more than this many distinct entities keeps only its most frequent ones (the pair
     # count grows quadratically and very long lists carry little signal per pair).
     max_entities_per_chunk: int = Field(30, ge=2)
+    # Domain terms (kgrag/ingest/terms.py): "auto" for documents with Markdown/HTML structure or
+    # section titles (a team's documents; encyclopedic prose keeps NER only), "on" for every
+    # document, "off" for none. `structure` adds PART_OF / DEFINED_IN / ROW / LINKS_TO relations.
+    terms: Literal["auto", "on", "off"] = "auto"
+    structure: bool = True
     glossary: str | None = None
     # spaCy NER in worker processes overlaps extraction with embedding on multi-core machines;
     # 0 runs it in-process.

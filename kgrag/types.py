@@ -13,8 +13,27 @@ from typing import Any
 # Entity types kgrag assigns itself (NER labels such as PERSON or ORG come from the model).
 CONCEPT = "CONCEPT"  # an entity no NER label names: glossary terms, names met only by alias
 TITLE = "TITLE"  # a document title that no NER label names
-# Relation types. CO_OCCURS: two entities named in one chunk; undirected.
+# Entity types of the term extractor (``kgrag.ingest.terms``): a recurring noun phrase, a term
+# the text defines, a code-like identifier (#channel, snake_case, CamelCase), a section heading,
+# an entry of a table row.
+TERM = "TERM"
+DEFINED_TERM = "DEFINED_TERM"
+IDENTIFIER = "IDENTIFIER"
+SECTION = "SECTION"
+TABLE_ENTRY = "TABLE_ENTRY"
+# Terms a question may write in lower case and still name ("fiscal quarter", "e-group"): they
+# were found as phrases of the team's own documents, not as capitalized names.
+ANY_CASE_TYPES = frozenset({TERM, DEFINED_TERM, IDENTIFIER, SECTION, TABLE_ENTRY})
+# Relation types. CO_OCCURS: two entities named in one chunk; undirected. The others come from
+# document structure (``kgrag.ingest.terms``): a section is PART_OF its parent section, a term is
+# DEFINED_IN the section that defines it, the entries of one table row are in one ROW, a
+# section LINKS_TO the page its link points at, an acronym is an ALIAS_OF its long form.
 CO_OCCURS = "CO_OCCURS"
+PART_OF = "PART_OF"
+DEFINED_IN = "DEFINED_IN"
+ROW = "ROW"
+LINKS_TO = "LINKS_TO"
+ALIAS_OF = "ALIAS_OF"
 
 
 @dataclass

@@ -30,15 +30,30 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from kgrag.config import ExtractionSettings
 from kgrag.lexicon.entity_rules import is_noise_name, parenthesised_alias_keys
 from kgrag.lexicon.gazetteer import Gazetteer, GazetteerMatch, matchable
 from kgrag.lexicon.normalize import normalize_alias
-from kgrag.lexicon.titles import is_name_like_title, title_aliases
+from kgrag.lexicon.titles import SECTION_SEPARATOR, is_name_like_title, section_heading, title_aliases
 from kgrag.models.ner import EntityRecognizer, Span
-from kgrag.types import CO_OCCURS, CONCEPT, TITLE, Chunk, Entity, Mention, Relation
+from kgrag.types import (
+    ALIAS_OF,
+    ANY_CASE_TYPES,
+    CO_OCCURS,
+    CONCEPT,
+    SECTION,
+    TERM,
+    TITLE,
+    Chunk,
+    Entity,
+    Mention,
+    Relation,
+)
+
+if TYPE_CHECKING:
+    from kgrag.ingest.terms import DocumentTerms, TermExtractor
 
 _TITLE_SPAN = -1  # span id of the title pseudo-mention
 
@@ -86,8 +101,10 @@ def _select(candidates: list[tuple[int, int, int, _Item]], length: int) -> list[
 
 
 class Extractor:
-    def __init__(self, settings: ExtractionSettings, gazetteer: Gazetteer, recognizer: EntityRecognizer | None):
+    def __init__(self, settings: ExtractionSettings, gazetteer: Gazetteer, recognizer: EntityRecognizer | None,
+                 terms: TermExtractor | None = None):
         self.settings = settings
+        self.terms = terms  # domain terms and structure (kgrag.ingest.terms); None: NER only
         self.gazetteer = gazetteer
         self.recognizer = recognizer
         # Name and type of every entity this extractor created, so a later document that links
@@ -102,17 +119,30 @@ class Extractor:
         """``extract`` for several documents in order; NER runs over all their chunks in one
         batch (it does not depend on the gazetteer), then each document is resolved in turn."""
         texts = [chunk.text for chunks in documents for chunk in chunks]
+        if self.terms is not None:
+            from kgrag.ingest.terms import ner_text
+
+            texts = [ner_text(c.text) if self.terms.chosen(chunks) else c.text for chunks in documents for c in chunks]
         spans = self.recognizer.recognize(texts) if self.recognizer is not None and texts else [[] for _ in texts]
+        terms = self.terms.extract(documents) if self.terms is not None else [None] * len(documents)
         results = []
         offset = 0
-        for chunks in documents:
-            results.append(self._extract_document(chunks, spans[offset : offset + len(chunks)]))
+        for chunks, doc_terms in zip(documents, terms, strict=True):
+            doc_spans = spans[offset : offset + len(chunks)]
+            separate: list[tuple[str, str]] = []
+            if doc_terms is not None:
+                doc_spans = [ner + extra for ner, extra in zip(doc_spans, doc_terms.spans, strict=True)]
+                separate = self._learn_aliases(doc_terms)
+            results.append(self._extract_document(chunks, doc_spans, doc_terms, separate))
             offset += len(chunks)
         return results
 
     # -- one document ----------------------------------------------------------------------
-    def _extract_document(self, chunks: Sequence[Chunk], spans: Sequence[list[Span]]) -> Extraction:
-        title = chunks[0].title.strip() if chunks else ""
+    def _extract_document(self, chunks: Sequence[Chunk], spans: Sequence[list[Span]],
+                          doc_terms: DocumentTerms | None = None,
+                          separate: Sequence[tuple[str, str]] = ()) -> Extraction:
+        full_title = chunks[0].title.strip() if chunks else ""
+        title = section_heading(full_title)  # "Page > Heading": the section is about its heading
         title_keys: tuple[str, ...] = ()
         if is_name_like_title(title):
             title_keys = self._register_title(title)
@@ -145,7 +175,9 @@ class Extractor:
         for key in title_keys:
             titled = entities.get(key)
             if titled is not None and key not in self._known and titled.type == CONCEPT:
-                titled.type = TITLE
+                titled.type = SECTION if SECTION_SEPARATOR in full_title else TITLE
+        if doc_terms is not None and chunks:
+            self._structure(doc_terms, list(separate), chunks[0].id, entities, mentions, relations)
         self._learn(entities)
         return Extraction(
             entities=[Entity(key, s.name, s.type, list(s.aliases)) for key, s in sorted(entities.items())],
@@ -165,7 +197,14 @@ class Extractor:
 
     def _names(self, text: str, spans: Sequence[Span]) -> list[_Name]:
         """NER spans and gazetteer matches of one chunk text, resolved, without overlaps."""
-        candidates: list[tuple[int, int, int, GazetteerMatch | Span]] = [(m.start, m.end, 0, m) for m in self.gazetteer.match(text)]
+        matches = self.gazetteer.match(text)
+        # A glossary or NER name is never swallowed by a longer noun phrase ("LCA query",
+        # "Lowest Common Ancestor query"): the name keeps its mention.
+        held = {f" {m.normalized} " for m in matches if self.gazetteer.curated(m.normalized)}
+        held |= {f" {normalize_alias(s.text)} " for s in spans if s.type not in ANY_CASE_TYPES}
+        if held:
+            spans = [s for s in spans if s.type != TERM or not _holds_name(normalize_alias(s.text), held)]
+        candidates: list[tuple[int, int, int, GazetteerMatch | Span]] = [(m.start, m.end, 0, m) for m in matches]
         candidates += [(s.start, s.end, 1, s) for s in spans]
         # A gazetteer match exactly covering an NER span keeps the NER label (the title "鲁迅"
         # is in the gazetteer before its chunks are read, and jieba says it is a PERSON).
@@ -212,6 +251,50 @@ class Extractor:
             if span_ids[a] != span_ids[b]  # two readings of one ambiguous surface
         ]
 
+    # -- terms and structure (kgrag.ingest.terms) -------------------------------------------
+    def _key(self, name: str) -> str:
+        keys = self.gazetteer.lookup(name)
+        return keys[0] if keys else normalize_alias(name)
+
+    def _learn_aliases(self, doc_terms: DocumentTerms) -> list[tuple[str, str]]:
+        """An acronym and its long form become one entity before the chunks are resolved.
+        Returns the (acronym key, long form key) pairs that were already separate entities:
+        they are related ALIAS_OF instead of merged (a merge is the alias admin's call)."""
+        separate = []
+        for short, long_form in doc_terms.aliases:
+            short_keys, long_keys = self.gazetteer.lookup(short), self.gazetteer.lookup(long_form)
+            key = (long_keys or short_keys or [normalize_alias(long_form)])[0]
+            for form, known in ((long_form, long_keys), (short, short_keys)):
+                if not known:
+                    self.gazetteer.add(form, key)
+                elif key not in known:
+                    separate.append((known[0], key))
+        return separate
+
+    def _structure(self, doc_terms: DocumentTerms, separate: list[tuple[str, str]], first_chunk: str,
+                   entities: dict[str, _EntityState], mentions: list[Mention], relations: list[Relation]) -> None:
+        """The first chunk mentions its parent sections; acronyms are aliases of their long
+        forms; structural links become typed relations between entities of this document or
+        already stored (a link naming no such entity is dropped)."""
+        for name, kind in doc_terms.context:
+            key = self._key(name)
+            if key not in entities:
+                self._note_entity(entities, key, name, kind)
+                mentions.append(Mention(key, first_chunk, 1, name))
+        for pair in doc_terms.aliases:
+            state = entities.get(self._key(pair[1]))
+            if state is None:
+                continue
+            for form in pair:
+                if normalize_alias(form) not in {normalize_alias(state.name), *map(normalize_alias, state.aliases)}:
+                    state.aliases.append(form)
+        stored = set(entities) | set(self._known)
+        typed = [(a, b, ALIAS_OF, first_chunk, 3.0) for a, b in separate]
+        typed += [(self._key(x.source), self._key(x.target), x.type, x.chunk_id, x.weight) for x in doc_terms.links]
+        for a_key, b_key, kind, chunk_id, weight in typed:
+            if a_key != b_key and a_key in stored and b_key in stored:
+                relations.append(Relation(a_key, b_key, chunk_id, kind, weight))
+
     def _learn(self, entities: dict[str, _EntityState]) -> None:
         """New names join the gazetteer so later documents match them."""
         for key, state in entities.items():
@@ -220,3 +303,9 @@ class Extractor:
             self._known[key] = state
             if not self.gazetteer.lookup(state.name):
                 self.gazetteer.add(state.name, key)
+
+
+def _holds_name(phrase: str, names: set[str]) -> bool:
+    """Whether a normalized phrase holds one of ``names`` (" name ", space-padded) as a proper part."""
+    padded = f" {phrase} "
+    return any(name in padded and name != padded for name in names)

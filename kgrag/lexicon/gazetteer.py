@@ -126,6 +126,10 @@ class Gazetteer:
             self._any_case.add(normalized)
         self._insert(normalized, entity_key)
 
+    def curated(self, normalized: str) -> bool:
+        """Whether a normalized alias was added to match in any case (a curated name)."""
+        return normalized in self._any_case
+
     def remove(self, alias: str, entity_key: str) -> bool:
         """Forget one alias → key link; False when it was not there."""
         normalized = normalize_alias(alias)

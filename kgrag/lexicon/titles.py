@@ -23,8 +23,29 @@ _DISAMBIGUATION = re.compile(r"\s*\([^()]*\)\s*$")
 LEADING_ARTICLE = re.compile(r"^(?:the|The|THE)\s+")
 
 
+# "Page > H2 > H3": the title of one section of a page (the handbook corpus, Markdown sections).
+SECTION_SEPARATOR = " > "
+
+
+def section_path_parts(title: str) -> list[str]:
+    """The headings of a section title, outermost first ("Guide > Setup" → Guide, Setup); a
+    title without the separator is one part."""
+    return [part.strip() for part in title.split(SECTION_SEPARATOR) if part.strip()]
+
+
+def section_heading(title: str) -> str:
+    """The innermost heading of a section title: the name the section is about."""
+    parts = section_path_parts(title)
+    return parts[-1] if parts else title.strip()
+
+
 def title_aliases(title: str) -> list[str]:
-    """The title and its shorter spellings: without disambiguation, without a leading article."""
+    """The title and its shorter spellings: without disambiguation, without a leading article.
+    A section title ("Page > Heading") is not shortened to its heading here: retrieval reads
+    these forms to find an entity's own page, and a heading such as "Engineering" or "Sales"
+    made a page of every generic table entry (handbook_dev102, default R@5 85.1 without vs 82.0
+    with; the graph path alone 34.6 vs 33.2). Ingestion names the section entity by its heading
+    (``section_heading``)."""
     forms = [title.strip()]
     base = _DISAMBIGUATION.sub("", forms[0]).strip()
     for form in (base, LEADING_ARTICLE.sub("", base).strip()):
