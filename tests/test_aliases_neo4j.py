@@ -30,8 +30,8 @@ def test_seed_case_merge_split_and_audit_on_neo4j(tmp_path, embedder, recognizer
             assert [le.key for le in after.query.linked] == ["lca"] and doc_of(after.hits, "zh.md")
 
             before = graph_state(components.graph)
-            service.merge("LCA", ["祖先"])
-            service.split("LCA", ["祖先"], into="祖先")
+            service.merge("LCA", ["树的算法"])
+            service.split("LCA", ["树的算法"], into="树的算法")
             restored = graph_state(components.graph)
             assert (restored["mentions"], restored["stats"], restored["weights"]) == (
                 before["mentions"], before["stats"], before["weights"])
