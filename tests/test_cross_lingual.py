@@ -159,3 +159,17 @@ def test_a_knowledge_base_embedded_by_minilm_alone_keeps_minilm_after_the_upgrad
         assert hits[0].chunk.doc_id.endswith("trie.md")
     finally:
         upgraded.close()
+
+
+def test_a_corpus_is_bilingual_for_chinese_not_for_any_other_script():
+    """One Mongolian-script passage among English ones (as in hotpotqa_dev500) must not make
+    every English chunk pay for the multilingual model; a Chinese one does make it bilingual."""
+    from kgrag.ingest.job import _mixed_scripts
+    from kgrag.types import Document
+
+    english = Document(id="en", source="en.txt", text="Hanggin Rear Banner is a banner of Inner Mongolia.")
+    mongolian = Document(id="mn", source="mn.txt", text="ᠬᠠᠩᠭᠢᠨ ᠬᠣᠶᠢᠲᠤ ᠬᠣᠰᠢᠭᠤ ᠬᠠᠩᠭᠢᠨ ᠬᠣᠶᠢᠲᠤ ᠬᠣᠰᠢᠭᠤ")
+    chinese = Document(id="zh", source="zh.txt", text="杭锦后旗是内蒙古自治区巴彦淖尔市下辖的一个旗。")
+    assert not _mixed_scripts([english, mongolian])
+    assert _mixed_scripts([english, chinese]) and _mixed_scripts([english, mongolian, chinese])
+    assert not _mixed_scripts([chinese])

@@ -94,3 +94,15 @@ def is_mainly_non_latin(text: str) -> bool:
         return False
     latin = len(_LATIN_LETTER.findall(text))
     return other >= MAINLY_NON_LATIN_SHARE * (latin + other)
+
+
+def is_mainly_han(text: str) -> bool:
+    """Whether ``text`` is written mainly in Han characters (Chinese): the same share as
+    ``is_mainly_non_latin``, counting Han letters only. What makes a corpus bilingual for
+    cross-lingual embedding (``kgrag.ingest.job``): one Mongolian-script passage among 4,956
+    English ones (hotpotqa_dev500) is not a Chinese corpus."""
+    han = len(_HAN_CHAR.findall(text))
+    if han == 0:
+        return False
+    latin = len(_LATIN_LETTER.findall(text))
+    return han >= MAINLY_NON_LATIN_SHARE * (latin + han)
