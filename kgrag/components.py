@@ -11,6 +11,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from kgrag.config import Settings
+from kgrag.errors import ConfigError
 from kgrag.ingest.chunking import Chunker
 from kgrag.ingest.job import IngestJob
 from kgrag.models.base import Embedder, Reranker
@@ -108,8 +109,18 @@ class Components:
         any_case = glossary_aliases(graph.curated_entities())
         return Extractor(
             self.settings.extraction, Gazetteer(graph.alias_table(), any_case=any_case), self.recognizer,
-            self.term_extractor(),
+            self.term_extractor(), self.llm_extractor(),
         )
+
+    def llm_extractor(self):
+        """Optional LLM extraction (``kgrag.ingest.llm_extract``), or None when switched off."""
+        if not self.settings.extraction.llm:
+            return None
+        if not self.settings.llm.model:
+            raise ConfigError("extraction.llm is on but no LLM is configured (set llm.model)")
+        from kgrag.ingest.llm_extract import LLMExtractor
+
+        return LLMExtractor(self.settings.llm, self.settings.extraction)
 
     def term_extractor(self):
         """Domain terms and structure (``kgrag.ingest.terms``), or None when switched off."""

@@ -33,10 +33,11 @@ def _client() -> Any:
     return _litellm
 
 
-def _arguments(settings: LLMSettings, messages: list[dict[str, str]]) -> dict:
+def _arguments(settings: LLMSettings, messages: list[dict[str, str]], **extra: Any) -> dict:
     if not settings.model:
         raise LLMError("no LLM is configured (llm.model is unset)")
     return dict(
+        **extra,
         model=settings.model,
         messages=messages,
         api_base=settings.api_base,
@@ -79,6 +80,25 @@ def complete(settings: LLMSettings, messages: list[dict[str, str]]) -> str:
     if not text.strip():
         raise LLMError("the model returned an empty answer")
     return text
+
+
+def complete_json(settings: LLMSettings, messages: list[dict[str, str]], response_format: dict) -> tuple[str, dict[str, int]]:
+    """The model's whole reply under a JSON ``response_format`` (the server constrains the
+    output to the schema it names), and its token usage ({"prompt_tokens", "completion_tokens"},
+    0 where the server reports none). Raises LLMError; the caller validates the JSON."""
+    litellm = _client()
+    try:
+        response = litellm.completion(**_arguments(settings, messages, response_format=response_format))
+        text = response.choices[0].message.content or ""
+        usage = getattr(response, "usage", None)
+    except LLMError:
+        raise
+    except Exception as error:
+        raise LLMError(_describe(error)) from error
+    if not text.strip():
+        raise LLMError("the model returned an empty answer")
+    tokens = {name: int(getattr(usage, name, 0) or 0) for name in ("prompt_tokens", "completion_tokens")}
+    return text, tokens
 
 
 def stream(settings: LLMSettings, messages: list[dict[str, str]]) -> Iterator[str]:

@@ -92,6 +92,9 @@ class IngestReport:
     seconds: dict[str, float] = field(default_factory=lambda: dict.fromkeys(STAGES, 0.0))
     wall_seconds: float = 0.0
     totals: dict[str, int] = field(default_factory=dict)  # store stats after the run
+    # Optional LLM extraction's cost and skipped chunks (``kgrag.ingest.llm_extract.LLMCost``);
+    # None when it is off.
+    llm: dict | None = None
 
     @property
     def ok(self) -> bool:
@@ -219,6 +222,10 @@ class IngestJob:
         finally:
             tracker.close()
 
+        llm = getattr(self._extractor, "llm", None)
+        if llm is not None:  # its cost during this run, then counting starts again
+            report.llm = llm.cost.to_dict()
+            llm.cost = type(llm.cost)()
         report.wall_seconds = time.perf_counter() - started
         report.totals = {**self.graph.stats(), "indexed_chunks": self.chunk_index.count(searchable_only=True)}
         return report
