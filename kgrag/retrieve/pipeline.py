@@ -72,7 +72,7 @@ class Retriever:
             "bm25": KeywordPath(chunk_index),
             "graph": GraphWalkPath(
                 graph, lambda: chunk_index.count(searchable_only=True), hops=settings.hops,
-                chunk_titles=lambda ids: {c.id: c.title for c in chunk_index.get(ids) if c.title},
+                read_chunks=lambda ids: {c.id: (c.title, c.text) for c in chunk_index.get(ids)},
             ),
         }
         self._pool: ThreadPoolExecutor | None = None
