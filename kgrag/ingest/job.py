@@ -32,7 +32,7 @@ from kgrag.types import Chunk, Document
 
 log = logging.getLogger(__name__)
 
-STAGES = ("load", "chunk", "embed", "extract", "write")
+STAGES = ("load", "chunk", "embed", "extract", "write", "prepare reads")
 # Documents are grouped until they hold this many searchable chunks, so the embedder sees
 # full batches even when documents are short (one chunk per HotpotQA passage).
 GROUP_CHUNKS = 256
@@ -218,6 +218,12 @@ class IngestJob:
                 self._process_group(group, report, tracker, mixed)
         finally:
             tracker.close()
+        if pending:
+            # Bulk writes make a reader's next walk rebuild the embedded store's entity graph:
+            # done here, once, with its snapshot saved, a server's first question after an
+            # ingest loads that instead (README "Sizing").
+            with _timed(report, "prepare reads"):
+                self.graph.prepare_reads()
 
         report.wall_seconds = time.perf_counter() - started
         report.totals = {**self.graph.stats(), "indexed_chunks": self.chunk_index.count(searchable_only=True)}

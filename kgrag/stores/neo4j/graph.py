@@ -246,6 +246,9 @@ class Neo4jGraphStore:
         return self.audit.audit_log(limit)
 
     # -- bookkeeping -----------------------------------------------------------------------
+    def prepare_reads(self) -> None:
+        """Nothing to prepare: the server walks its own graph."""
+
     def stats(self) -> dict[str, int]:
         row = self._run.read("stats", lambda tx: self._run.rows(tx, "stats"))[0]
         return {name: int(row[name]) for name in ("documents", "chunks", "entities", "aliases", "mentions", "relations")}

@@ -314,6 +314,12 @@ class SqliteGraphStore:
         return self.audit.audit_log(limit)
 
     # -- bookkeeping -----------------------------------------------------------------------
+    def prepare_reads(self) -> None:
+        """Brings the entity graph up to date; after bulk changes that is a full build, saved
+        as the snapshot other processes (a running or restarted server) load instead of
+        re-reading every relation."""
+        self.neighbors([], hops=1)
+
     def stats(self) -> dict[str, int]:
         with self._db.read("stats") as conn:
             count = lambda sql: conn.execute(sql).fetchone()[0]  # noqa: E731
