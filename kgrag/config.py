@@ -114,6 +114,23 @@ class RetrievalSettings(BaseModel):
     iterate_rounds: int = Field(3, ge=1, le=10)
     iterate_hits: int = Field(2, ge=1, le=20)
     iterate_ms: float = Field(2000.0, gt=0)
+    # Who plans the rounds: "entities" (LLM-free) or "llm" (needs llm.model; without one the
+    # LLM-free driver plans them).
+    iterate_driver: Literal["entities", "llm"] = "entities"
+    # The LLM driver's guard instead (`+iter-llm`, kgrag/retrieve/rewrite.py): each of its
+    # rounds waits on the LLM, seconds on a local model.
+    iterate_llm_ms: float = Field(60000.0, gt=0)
+    # LLM query rewriting (kgrag/retrieve/rewrite.py), each off by default and a no-op without
+    # llm.model: one LLM call each before the paths run (SmolLM2-135M on 2 shared cores: 2-10 s).
+    # hyde: the dense path also searches with a hypothetical answer passage. multi_query:
+    # `multi_query_n` paraphrases, each searched on every path. decompose: sub-questions of a
+    # multi-hop or comparison question, each searched on every path. step_back: a more general
+    # question searched alongside. Every list is fused with the question's own.
+    hyde: bool = False
+    multi_query: bool = False
+    multi_query_n: int = Field(3, ge=1, le=8)
+    decompose: bool = False
+    step_back: bool = False
     # Local cross-encoder directory (bge-reranker-* through FlagEmbedding, others through
     # sentence-transformers CrossEncoder). None: the fused order stands.
     reranker_path: str | None = None
@@ -140,6 +157,14 @@ class LLMSettings(BaseModel):
     temperature: float = 0.0
     max_tokens: int = 512
     timeout_s: float = 60.0
+    # Query rewriting and the LLM iteration driver wait this long at most, then retrieval goes
+    # on without them (the reason in the trace); a reply is at most `query_max_tokens` long.
+    query_timeout_s: float = Field(30.0, gt=0)
+    query_max_tokens: int = Field(200, ge=16)
+    # How their JSON output is constrained: "json_schema" (OpenAI structured outputs, vLLM,
+    # Ollama), "json_object" (JSON mode with a "schema" key: llama-cpp-python's server, which
+    # refuses "json_schema"), "off" (the prompt alone). The reply is validated either way.
+    structured_output: Literal["json_schema", "json_object", "off"] = "json_schema"
 
 
 class Neo4jSettings(BaseModel):

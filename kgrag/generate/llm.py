@@ -66,11 +66,11 @@ def _describe(error: Exception) -> str:
     return text
 
 
-def complete(settings: LLMSettings, messages: list[dict[str, str]]) -> str:
-    """The model's whole reply. Raises LLMError."""
+def complete(settings: LLMSettings, messages: list[dict[str, str]], **extra: Any) -> str:
+    """The model's whole reply (``extra``: further litellm arguments). Raises LLMError."""
     litellm = _client()
     try:
-        response = litellm.completion(**_arguments(settings, messages))
+        response = litellm.completion(**_arguments(settings, messages), **extra)
         text = response.choices[0].message.content or ""
     except LLMError:
         raise
@@ -79,6 +79,19 @@ def complete(settings: LLMSettings, messages: list[dict[str, str]]) -> str:
     if not text.strip():
         raise LLMError("the model returned an empty answer")
     return text
+
+
+def complete_json(settings: LLMSettings, messages: list[dict[str, str]], schema: dict[str, Any],
+                  name: str = "reply") -> str:
+    """The model's reply constrained to JSON matching ``schema`` as far as the provider allows
+    (``settings.structured_output``); the caller still validates it. Raises LLMError."""
+    extra: dict[str, Any] = {}
+    if settings.structured_output == "json_schema":
+        extra["response_format"] = {"type": "json_schema", "json_schema": {"name": name, "schema": schema}}
+    elif settings.structured_output == "json_object":
+        # llama-cpp-python's server turns the schema into a grammar for the sampler.
+        extra["response_format"] = {"type": "json_object", "schema": schema}
+    return complete(settings, messages, **extra)
 
 
 def stream(settings: LLMSettings, messages: list[dict[str, str]]) -> Iterator[str]:

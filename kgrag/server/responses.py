@@ -119,6 +119,21 @@ class IterationTrace(_Open):
     llm_calls: int
 
 
+class RewriteQueryOut(_Open):
+    text: str = Field(description="what the LLM gave: a HyDE passage, a paraphrase, a sub-question, a step-back question")
+    paths: list[str] = Field(description="the ranked lists it added to fusion (e.g. dense@hyde, graph@sq1)")
+    evidence: dict[str, list[str]] = Field(description="list -> its best chunk ids")
+
+
+class RewritingTrace(_Open):
+    kind: Literal["hyde", "multi_query", "decompose", "step_back"]
+    queries: list[RewriteQueryOut]
+    llm_calls: int
+    llm_ms: float = Field(description="milliseconds waiting on the LLM")
+    ms: float = Field(description="milliseconds in all, the searches included")
+    fallback_reason: str | None = Field(description="why it added nothing (no LLM, timeout, bad JSON, refusal...)")
+
+
 class UnderstandingTrace(_Open):
     route: Literal["retrieve", "small_talk"] = Field(description="small_talk: answered with a short reply, nothing retrieved")
     search_text: str = Field(description="what the paths searched with (exclusion clauses removed)")
@@ -150,6 +165,8 @@ class TraceOut(_Open):
     timings_ms: dict[str, float]
     conversation: ConversationTrace | None = Field(None, description="null when no history was sent")
     iteration: IterationTrace | None = Field(None, description="the retrieve-reason rounds; null: one round")
+    rewriting: list[RewritingTrace] = Field(default_factory=list, description="the LLM query rewrites run")
+    llm_calls: int = Field(0, description="LLM calls retrieval made (rewrites, the LLM iteration driver)")
     understanding: UnderstandingTrace | None = None
     exclusion: ExclusionTrace | None = Field(None, description="null when the question excludes nothing")
     generation: GenerationTrace | None = None

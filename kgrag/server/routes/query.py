@@ -50,12 +50,23 @@ def _remember(req: RetrieveRequest, answer: str | None, body: dict | None = None
         body["conversation_id"] = req.conversation_id
 
 
+def _driver(components, req: RetrieveRequest):
+    """The iteration driver the request names (None: the server's)."""
+    if req.iterate_driver is None:
+        return None
+    if req.iterate_driver == "entities":
+        return components.retriever.entity_driver
+    if components.llm_driver is None:
+        raise ApiError(400, "invalid_request", "iterate_driver 'llm' needs an LLM: the server has no llm.model")
+    return components.llm_driver
+
+
 def _retrieve(req: RetrieveRequest):
     components = current_app.config["KGRAG_COMPONENTS"]
     try:
         result = components.retriever.retrieve(
             req.question, top_k=req.top_k, filters=req.filters, modes=req.mode_tuple(), rerank=req.rerank,
-            history=_history(req), iterate=req.iterate,
+            history=_history(req), iterate=req.iterate, rewrites=req.rewrite, driver=_driver(components, req),
         )
     except RetrievalError as exc:
         raise ApiError(400, "invalid_request", str(exc)) from exc
