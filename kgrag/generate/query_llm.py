@@ -105,8 +105,9 @@ def _prompt(kind: str, language: str) -> tuple[str, str]:
 def messages_for(kind: str, question: str, **values: object) -> list[dict[str, str]]:
     """The chat messages of ``kind`` for ``question``, in the question's language."""
     system, user = _prompt(kind, language_of(question))
-    filled = Template(user).safe_substitute(question=question, **{k: str(v) for k, v in values.items()})
-    return [{"role": "system", "content": system}, {"role": "user", "content": filled}]
+    fields = {"question": question, **{k: str(v) for k, v in values.items()}}
+    return [{"role": "system", "content": Template(system).safe_substitute(fields)},
+            {"role": "user", "content": Template(user).safe_substitute(fields)}]
 
 
 class LLMQueryRewriter:
