@@ -187,6 +187,19 @@ class Components:
                 lambda text: [le.key for le in retriever.linker.link(text)])
         return self._llm_driver
 
+    def iteration_driver(self, name: str):
+        """The driver named ``entities`` or ``llm``; ``llm`` without llm.model is an LLM driver
+        whose every round is the LLM-free plan, the trace saying no LLM is configured."""
+        if name == "entities":
+            return self.retriever.entity_driver
+        if self.llm_driver is not None:
+            return self.llm_driver
+        from kgrag.retrieve.rewrite import LLMDriver
+
+        retriever = self.retriever
+        return LLMDriver(None, retriever.entity_driver, self._texts_in_order,
+                         lambda text: [le.key for le in retriever.linker.link(text)])
+
     def _texts_in_order(self, ids: list[str]) -> list[str]:
         by_id = {c.id: c.text for c in self.chunk_index.get(ids)}
         return [by_id[i] for i in ids if i in by_id]

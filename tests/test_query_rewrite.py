@@ -273,7 +273,10 @@ def test_the_request_fields_name_rewrites_and_the_driver(demo_kb):
     bad = client.post("/v1/retrieve", json={"question": QUESTION, "rewrite": ["telepathy"]})
     assert bad.status_code == 400 and "rewrite" in json.dumps(bad.get_json())
     no_llm = client.post("/v1/retrieve", json={"question": QUESTION, "iterate_driver": "llm"})
-    assert no_llm.status_code == 400 and "needs an LLM" in no_llm.get_json()["error"]["message"]
+    assert no_llm.status_code == 200, no_llm.get_json()
+    it = no_llm.get_json()["trace"]["iteration"]
+    notes = [r["why"] for r in it["rounds"][1:]] + [it["stopped"]]
+    assert it["driver"] == "llm" and it["llm_calls"] == 0 and any("no LLM is configured" in n for n in notes), notes
 
 
 def test_eval_modes_name_the_rewrites_and_report_llm_calls(tmp_path, embedder, recognizer):

@@ -141,9 +141,10 @@ class LLMDriver:
 
     name = "llm"
 
-    def __init__(self, llm: QueryLLM, fallback: IterationDriver, texts: Callable[[list[str]], list[str]],
+    def __init__(self, llm: QueryLLM | None, fallback: IterationDriver, texts: Callable[[list[str]], list[str]],
                  link: Callable[[str], list[str]], hits: int = 3):
-        """``texts``: chunk ids → texts; ``link``: a text → the entity keys it names."""
+        """``texts``: chunk ids → texts; ``link``: a text → the entity keys it names. ``llm``
+        None (none configured): every round is the fallback's, saying so."""
         self.llm = llm
         self.fallback = fallback
         self.texts = texts
@@ -154,6 +155,10 @@ class LLMDriver:
         top = [item.chunk_id for item in fusion.items[: self.hits]]
         if not top:
             return RoundPlan(stop="no hit to read")
+        if self.llm is None:
+            plan = self._fallback("no LLM is configured (llm.model is unset)", query, fusion, seen_entities, rounds)
+            plan.llm_calls = 0
+            return plan
         try:
             judged = self.llm.judge(query.question, self.texts(top))
         except Exception as exc:  # noqa: BLE001 - any failure: the LLM-free plan

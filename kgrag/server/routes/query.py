@@ -51,14 +51,9 @@ def _remember(req: RetrieveRequest, answer: str | None, body: dict | None = None
 
 
 def _driver(components, req: RetrieveRequest):
-    """The iteration driver the request names (None: the server's)."""
-    if req.iterate_driver is None:
-        return None
-    if req.iterate_driver == "entities":
-        return components.retriever.entity_driver
-    if components.llm_driver is None:
-        raise ApiError(400, "invalid_request", "iterate_driver 'llm' needs an LLM: the server has no llm.model")
-    return components.llm_driver
+    """The iteration driver the request names (None: the server's). 'llm' on a server without
+    an LLM plans LLM-free rounds, the trace saying why (a valid request is not refused)."""
+    return None if req.iterate_driver is None else components.iteration_driver(req.iterate_driver)
 
 
 def _retrieve(req: RetrieveRequest):
