@@ -89,6 +89,8 @@ def test_good_replies_are_parsed_per_kind():
     ("multi_query", json.dumps({"questions": [QUESTION, QUESTION.upper(), ""]}), "the question unchanged"),
     ("decompose", '{"sub_questions": "Who directed Glass Harbor?"}', "does not match the schema"),
     ("step_back", '{"question": "' + "very " * 80 + 'general?"}', "longer than"),
+    ("decompose", '{"sub_questions": ["The answer is 12", "1984"]}', "2× sharing no content word"),
+    ("hyde", '{"passage": "The ship sank in the North Atlantic Ocean after striking an iceberg."}', "no content word"),
 ])
 def test_unusable_replies_are_rejected_naming_why(kind, reply, why):
     with pytest.raises(QueryRewriteRejected, match=why):

@@ -23,6 +23,7 @@ from pydantic import BaseModel, Field, ValidationError
 from kgrag.config import LLMSettings
 from kgrag.errors import ModelError
 from kgrag.generate.llm import LLMError, complete_json
+from kgrag.generate.rewrite import shares_a_term
 from kgrag.lexicon.scripts import has_han
 from kgrag.retrieve.rewrite import REWRITES, Judgement
 
@@ -166,6 +167,10 @@ def _problem(text: str, question: str, limit: int = MAX_QUERY_CHARS) -> str | No
         return "not in the question's language"
     if _norm(text) == _norm(question):
         return "the question unchanged"
+    if not shares_a_term(text, [question]):
+        # Off the rails: "The answer is 12", "1984", "USA" as sub-questions of a question about
+        # Publix stores or Johnnycake, West Virginia (SmolLM2-135M on musique_train100).
+        return "sharing no content word with the question"
     return None
 
 
@@ -199,9 +204,8 @@ def accept(kind: str, reply: str, question: str, n: int = 3) -> list[str]:
     ``QueryRewriteRejected`` naming what failed."""
     if kind == "hyde":
         passage = " ".join(_load(_Passage, reply).passage.split())
-        problem = _problem(passage, question, MAX_PASSAGE_CHARS)
-        if problem is None and len(passage) < (8 if has_han(passage) else 30):
-            problem = "too short"
+        problem = "too short" if len(passage) < (8 if has_han(passage) else 30) else \
+            _problem(passage, question, MAX_PASSAGE_CHARS)
         if problem is not None:
             raise QueryRewriteRejected(f"the LLM's passage is {problem}")
         return [passage]
