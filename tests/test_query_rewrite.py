@@ -203,6 +203,11 @@ def test_without_an_llm_a_rewrite_says_so_and_an_unknown_one_is_refused(demo_kb)
     retriever = _retriever(demo_kb, None)
     result = retriever.retrieve(QUESTION, top_k=5, iterate=False, rewrites=["hyde"])
     assert "no LLM is configured" in result.rewriting[0].fallback_reason and result.llm_calls == 0
+    with chat_server(canned) as server:
+        keyword_only = _retriever(demo_kb, server.settings())
+        result = keyword_only.retrieve(QUESTION, top_k=5, modes=("bm25",), rewrites=["hyde"])
+        assert "dense path" in result.rewriting[0].fallback_reason and not server.requests
+        keyword_only.close()
     with pytest.raises(RetrievalError, match="unknown query rewrite"):
         retriever.retrieve(QUESTION, rewrites=["telepathy"])
     retriever.close()

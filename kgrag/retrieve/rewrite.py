@@ -95,6 +95,9 @@ def run_rewrites(llm: QueryLLM | None, kinds: Sequence[str], query: Query, searc
         if llm is None:
             record.fallback_reason = "no LLM is configured (llm.model is unset)"
             continue
+        if kind == "hyde" and "dense" not in query.modes:
+            record.fallback_reason = "the dense path is not among this question's paths"
+            continue
         try:
             record.llm_calls = 1
             texts = llm.rewrite(kind, query.question, n)
@@ -104,9 +107,6 @@ def run_rewrites(llm: QueryLLM | None, kinds: Sequence[str], query: Query, searc
             continue
         record.llm_ms = _ms(t)
         paths = ("dense",) if kind == "hyde" else query.modes
-        if kind == "hyde" and "dense" not in query.modes:
-            record.fallback_reason = "the dense path is not among this question's paths"
-            texts = []
         for i, text in enumerate(texts, start=1):
             tag = _TAGS[kind] if kind in ("hyde", "step_back") else f"{_TAGS[kind]}{i}"
             lists = _search_text(query, text, paths, search)
