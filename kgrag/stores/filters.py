@@ -38,7 +38,16 @@ import datetime as dt
 from collections.abc import Mapping
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, WithJsonSchema, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    WithJsonSchema,
+    field_validator,
+    model_validator,
+)
 from pydantic_core import PydanticCustomError
 
 from kgrag.errors import InputError
@@ -119,7 +128,7 @@ class SearchFilter(BaseModel):
 
     @field_validator("doc_id", "language", "doc_type", "tags", mode="before")
     @classmethod
-    def _one_or_many_ids(cls, value: Any) -> Any:
+    def _one_or_many_ids(cls, value: Any, info: ValidationInfo) -> Any:
         if isinstance(value, str):
             return (value,)
         if isinstance(value, (list, tuple, set, frozenset)):
@@ -128,9 +137,9 @@ class SearchFilter(BaseModel):
                     "filters_empty", "an empty list matches nothing; leave the key out to search every document"
                 )
             return tuple(value)
-        raise PydanticCustomError(
-            "filters_doc_id", "expected a string or a non-empty list of strings, got {got}", {"got": _kind(value)}
-        )
+        what = "a document id or a non-empty list of ids" if info.field_name == "doc_id" else (
+            "a string or a non-empty list of strings")
+        raise PydanticCustomError("filters_doc_id", "expected {what}, got {got}", {"what": what, "got": _kind(value)})
 
     @field_validator("doc_id", "language", "doc_type", "tags")
     @classmethod

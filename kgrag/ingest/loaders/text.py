@@ -41,7 +41,9 @@ def load_markdown(path: Path) -> list[Document]:
     text = decode_text(path, read_bytes(path))
     headings = outline(text).headings
     title = headings[0].title if headings else path.stem
-    return [file_document(path, title, text, "md")]
+    from kgrag.ingest.facets import front_matter
+
+    return [file_document(path, title, text, "md", front_matter=front_matter(text))]
 
 
 def load_code(path: Path) -> list[Document]:

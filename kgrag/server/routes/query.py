@@ -55,7 +55,7 @@ def _retrieve(req: RetrieveRequest):
     try:
         result = components.retriever.retrieve(
             req.question, top_k=req.top_k, filters=req.filters, modes=req.mode_tuple(), rerank=req.rerank,
-            history=_history(req), iterate=req.iterate,
+            history=_history(req), iterate=req.iterate, recency=req.recency,
         )
     except RetrievalError as exc:
         raise ApiError(400, "invalid_request", str(exc)) from exc
