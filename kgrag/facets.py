@@ -26,7 +26,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from kgrag.lexicon.scripts import HAN
+from kgrag.lexicon.scripts import script_counts
 
 LANGUAGE = "language"
 DOC_TYPE = "doc_type"
@@ -43,9 +43,6 @@ DOC_TYPE_BY_FORMAT = {
     "jsonl": "jsonl", "code": "code",
 }
 
-_HAN_CHAR = re.compile(f"[{HAN}]")
-_LATIN_WORD = re.compile("[A-Za-z\u00c0-\u024f]+")
-_OTHER_LETTER = re.compile(f"[^\\W\\d_A-Za-z\u00c0-\u024f{HAN}]")
 # Shares of Han in (Han characters + 2 × Latin words): one English word carries about what two
 # Han characters do. At or above ZH the text is Chinese (a Chinese page quoting English names
 # stays "zh"); at or below EN it is English (an English page citing a Chinese name stays "en").
@@ -57,10 +54,8 @@ _SAMPLE = 20_000  # characters read: enough to decide, bounded for huge document
 def detect_language(text: str) -> str | None:
     """``"zh"``, ``"en"``, ``"mixed"`` or ``"other"`` by counting scripts in the first
     characters of ``text``; None when it has no letters at all."""
-    sample = text[:_SAMPLE]
-    han = len(_HAN_CHAR.findall(sample))
-    latin = 2 * len(_LATIN_WORD.findall(sample))
-    other = len(_OTHER_LETTER.findall(sample))
+    han, words, other = script_counts(text[:_SAMPLE])
+    latin = 2 * words
     if han + latin + other == 0:
         return None
     if other > han + latin:
