@@ -15,8 +15,9 @@ import pytest
 
 from kgrag.config import MetadataSettings
 from kgrag.facets import FacetCatalog, detect_language, parse_date, parse_tags
-from kgrag.ingest.facets import front_matter, record_facets
+from kgrag.ingest.facets import record_facets
 from kgrag.ingest.loaders import load
+from kgrag.ingest.loaders.front_matter import front_matter
 from kgrag.retrieve.recency import Recency, boost, prefer_recent
 from kgrag.retrieve.types import Hit
 from kgrag.stores.filters import SearchFilter

@@ -22,10 +22,7 @@ from __future__ import annotations
 import datetime as dt
 import fnmatch
 import json
-import re
 from typing import Any
-
-import yaml
 
 from kgrag.config import MetadataSettings
 from kgrag.facets import (
@@ -41,21 +38,6 @@ from kgrag.facets import (
 )
 from kgrag.ingest.loaders.base import content_hash
 from kgrag.types import Document
-
-_FRONT_MATTER = re.compile(r"\A---[ \t]*\n(.*?\n)---[ \t]*(?:\n|\Z)", re.DOTALL)
-
-
-def front_matter(text: str) -> dict[str, Any]:
-    """The YAML front matter block at the very start of a Markdown text (``---`` lines around
-    it) as a mapping; {} when there is none or it is not a YAML mapping (then it is just text)."""
-    m = _FRONT_MATTER.match(text)
-    if m is None:
-        return {}
-    try:
-        data = yaml.safe_load(m.group(1))
-    except yaml.YAMLError:
-        return {}
-    return data if isinstance(data, dict) else {}
 
 
 def record_facets(doc: Document, settings: MetadataSettings) -> None:
