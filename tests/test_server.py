@@ -190,6 +190,13 @@ BAD_FILTERS = [
     ({"bogus": "x"}, "unknown filter key(s) 'bogus'"),
     ("doc_id=x", "filters: expected an object"),
     (["film-glass-harbor"], "filters: expected an object"),
+    ({"date_from": "2023-13-01"}, "filters.date_from: expected an ISO date YYYY-MM-DD"),
+    ({"date_to": "2023"}, "filters.date_to: expected an ISO date YYYY-MM-DD"),
+    ({"date_from": 2023}, "filters.date_from: expected an ISO date string"),
+    ({"date_from": "2024-01-01", "date_to": "2023-01-01"}, "date_from 2024-01-01 is after date_to 2023-01-01"),
+    ({"language": []}, "filters.language: an empty list matches nothing"),
+    ({"tags": ["ok", 5]}, "filters.tags.1"),
+    ({"doc_type": {"pdf": True}}, "filters.doc_type: expected a string or a non-empty list of strings"),
 ]
 
 

@@ -20,9 +20,11 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from kgrag.config import MetadataSettings
 from kgrag.errors import StoreError
 from kgrag.ingest.chunking import Chunker
 from kgrag.ingest.cross_lingual import complete_multilingual_blocks
+from kgrag.ingest.facets import record_facets
 from kgrag.ingest.loaders import LoadError, discover, load
 from kgrag.lexicon.scripts import is_mainly_han, is_mainly_non_latin
 from kgrag.models.base import CorpusEmbedder, Embedder
@@ -134,8 +136,11 @@ class IngestJob:
         embedder_factory: Callable[[], Embedder],
         extractor_factory: Callable[[], object],
         journal: WriteJournal | None = None,
+        metadata: MetadataSettings | None = None,
     ):
-        """``journal`` None: one in memory (no recovery across processes; tests)."""
+        """``journal`` None: one in memory (no recovery across processes; tests).
+        ``metadata``: where documents' facets are read from (``kgrag.ingest.facets``)."""
+        self.metadata = metadata or MetadataSettings()
         if journal is None:
             from kgrag.stores.sqlite.journal import MEMORY, SqliteWriteJournal
 
@@ -206,6 +211,7 @@ class IngestJob:
                 known[doc_id] = DELETED
         pending: list[Document] = []
         for doc in docs:
+            record_facets(doc, self.metadata)  # before the hash is compared: it may change it
             old = known.get(doc.id)
             if old == doc.hash:
                 report.unchanged += 1
@@ -288,6 +294,8 @@ class IngestJob:
                     _drop(report, doc.id)
                     tracker.document(doc.id, False, report.chunks_written)
                     continue
+            for chunk in chunks:  # every chunk carries its document's facets (kgrag.facets)
+                chunk.metadata.update(doc.facets)
             group.append((doc, chunks))
             size += sum(1 for c in chunks if c.searchable)
             if size >= GROUP_CHUNKS:

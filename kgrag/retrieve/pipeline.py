@@ -6,6 +6,7 @@ harness all call ``Retriever.retrieve``, so what is measured is what is served.
 from __future__ import annotations
 
 import copy
+import datetime as dt
 import os
 import time
 from collections.abc import Callable, Collection, Sequence
@@ -16,6 +17,7 @@ from kgrag.errors import InputError
 from kgrag.lexicon.scripts import has_han
 from kgrag.models.base import CorpusEmbedder, Embedder, Reranker
 from kgrag.retrieve.abstain import GATE_DEPTH, assess, gate_settings
+from kgrag.retrieve.constraints import CatalogCache, merge_filters
 from kgrag.retrieve.exclude import Exclusion
 from kgrag.retrieve.followup import Completion, Turn, complete
 from kgrag.retrieve.fusion import Fused, Fusion, fuse
@@ -23,6 +25,7 @@ from kgrag.retrieve.iterate import EntityFeedbackDriver, Iteration, IterationDri
 from kgrag.retrieve.linking import EntityLinker
 from kgrag.retrieve.paths import DensePath, GraphWalkPath, KeywordPath
 from kgrag.retrieve.postprocess import drop_overlapping, expand_parents
+from kgrag.retrieve.recency import Recency, prefer_recent
 from kgrag.retrieve.rewrite import REWRITES, QueryLLM, Rewriting, parse_rewrites, run_rewrites
 from kgrag.retrieve.types import PATHS, Hit, PathResult, Query, RetrievalPath, RetrievalResult
 from kgrag.retrieve.understand import Understanding, small_talk_reply, split_topic, understand
@@ -83,6 +86,10 @@ class Retriever:
         }
         self._pool: ThreadPoolExecutor | None = None
         self._pool_pid = 0
+        # What the documents carry, for the question's constraints (kgrag.retrieve.constraints),
+        # and the day relative dates ("最近一年") count from: tests replace it.
+        self.facets = CatalogCache(chunk_index)
+        self.today: Callable[[], dt.date] = lambda: dt.datetime.now(dt.UTC).date()
 
     @property
     def pool(self) -> ThreadPoolExecutor:
@@ -110,6 +117,7 @@ class Retriever:
         iterate: bool | None = None,
         driver: IterationDriver | None = None,
         rewrites: Collection[str] | None = None,
+        recency: Recency | None = None,
     ) -> RetrievalResult:
         """``history``: the conversation's earlier turns, oldest first. A follow-up question
         ("and the next one?") is completed from them before any path runs
@@ -118,7 +126,7 @@ class Retriever:
         None: ``settings.iterate``); they need the graph path. ``driver``: plans them instead of
         ``self.driver`` (the eval's ``+iter-llm``, a request naming the LLM driver).
         ``rewrites``: the LLM query rewrites to run (``kgrag.retrieve.rewrite.REWRITES``; None:
-        those the settings switch on)."""
+        those the settings switch on). ``recency``: prefer newer documents (``kgrag.retrieve.recency``; None: the settings')."""
         s = self.settings
         t_start = time.perf_counter()
         timings: dict[str, float] = {}
@@ -155,7 +163,9 @@ class Retriever:
 
         t = time.perf_counter()
         pool_size = max(query.top_k, s.rerank_top) if (rerank and self.reranker) else query.top_k
-        hits = self._hits(fusion.items, evidence, filters, pool_size * 2, query.exclusion)
+        hits = self._hits(fusion.items, evidence, query.filters, pool_size * 2, query.exclusion)
+        if (recency := recency or self._default_recency()) is not None:
+            hits = prefer_recent(hits, recency, self.today())
         timings["fetch"] = _ms(t)
 
         reranker_name = None
@@ -200,8 +210,9 @@ class Retriever:
         completion, own_links = self._complete(question, history)
         if completion is not None:
             question = completion.question
-        understanding = understand(question)
-        query = Query(understanding.search_text, top_k or self.settings.top_k, filters, modes,
+        understanding = understand(question, self.facets, self.today())
+        understanding.filters = merge_filters(filters, understanding.constraint_filter)
+        query = Query(understanding.search_text, top_k or self.settings.top_k, understanding.filters, modes,
                       completion=completion, understanding=understanding)
         if understanding.search_text != question or understanding.keyword_text != question:
             own_links = None  # linked from the text as asked; link again from what is searched
@@ -328,6 +339,11 @@ class Retriever:
         linked = {le.key for le in query.linked} | (query.exclusion.entities if query.exclusion else set())
         keys = [k for cid in top for k in by_chunk.get(cid, []) if k not in linked]
         return list(dict.fromkeys(keys))
+
+    def _default_recency(self) -> Recency | None:
+        s = self.settings
+        return None if s.recency_half_life_days is None else Recency(
+            half_life_days=s.recency_half_life_days, weight=s.recency_weight)
 
     def _hits(self, fused: list[Fused], evidence: dict[str, list[GraphPath]],
               filters: SearchFilter | None, limit: int, exclusion: Exclusion | None = None) -> list[Hit]:

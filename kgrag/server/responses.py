@@ -134,12 +134,26 @@ class RewritingTrace(_Open):
     fallback_reason: str | None = Field(description="why it added nothing (no LLM, timeout, bad JSON, refusal...)")
 
 
+class ConstraintTrace(_Open):
+    text: str = Field(description="the words of the question")
+    facet: Literal["date", "doc_type", "tags"]
+    value: dict[str, Any] = Field(description="the filter keys it sets (date_from/date_to, doc_type, tags)")
+    applied: bool
+    reason: str
+
+
 class UnderstandingTrace(_Open):
     route: Literal["retrieve", "small_talk"] = Field(description="small_talk: answered with a short reply, nothing retrieved")
     search_text: str = Field(description="what the paths searched with (exclusion clauses removed)")
     keyword_text: str = Field(description="what BM25 and entity linking read (politeness and filler removed)")
     stripped: list[str] = Field(description="the filler removed, as written")
     exclusions: list[str] = Field(description="topics the question excludes")
+    constraints: list[ConstraintTrace] | None = Field(
+        None, description="constraints on which documents to search read from the question (present only when "
+                          "some were found), each applied or not with the reason (kgrag/retrieve/constraints.py)")
+    filters: dict[str, Any] | None = Field(
+        None, description="the filters searched with: the request's AND the applied constraints (the request wins "
+                          "on a key both set); present with constraints")
 
 
 class ExclusionTrace(_Open):

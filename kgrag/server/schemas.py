@@ -8,6 +8,7 @@ from flask import request
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 from kgrag.retrieve.followup import Turn
+from kgrag.retrieve.recency import Recency
 from kgrag.retrieve.rewrite import REWRITES
 from kgrag.retrieve.types import PATHS
 from kgrag.server.errors import ApiError
@@ -68,6 +69,9 @@ class RetrieveRequest(BaseModel):
     rewrite: list[RewriteName] | None = Field(
         None, description="LLM query rewrites to run before the paths: hyde, multi_query, decompose, "
                           "step_back ([]: none; null: those the server's settings switch on)")
+    recency: Recency | None = Field(
+        None, description="prefer newer documents: fused score x (1 + weight x 2^(-age_days / half_life_days)); "
+                          "null: the server's retrieval.recency_half_life_days (off by default)")
     history: list[HistoryTurn] = Field(
         default_factory=list, max_length=MAX_HISTORY_TURNS,
         description="earlier turns of the conversation, oldest first: a follow-up question "

@@ -61,7 +61,8 @@ def _retrieve(req: RetrieveRequest):
     try:
         result = components.retriever.retrieve(
             req.question, top_k=req.top_k, filters=req.filters, modes=req.mode_tuple(), rerank=req.rerank,
-            history=_history(req), iterate=req.iterate, rewrites=req.rewrite, driver=_driver(components, req),
+            history=_history(req), iterate=req.iterate, recency=req.recency, rewrites=req.rewrite,
+            driver=_driver(components, req),
         )
     except RetrievalError as exc:
         raise ApiError(400, "invalid_request", str(exc)) from exc
