@@ -133,6 +133,9 @@ class FacetCatalog:
     tags: frozenset[str] = frozenset()
     date_min: str | None = None
     date_max: str | None = None
+    # the detected languages (``detect_language``): the ingestion job reads them to know
+    # whether the knowledge base already holds Chinese (``kgrag.ingest.cross_lingual``)
+    languages: frozenset[str] = frozenset()
 
     @property
     def dated(self) -> bool:

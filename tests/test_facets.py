@@ -138,7 +138,7 @@ def test_every_chunk_carries_its_documents_facets(dated_kb):
     assert by_doc["security-2023.md"]["tags"] == ["security"] and by_doc["security-2023.md"]["date"] == "2023-04-05"
     assert by_doc["notes.txt"] == {"language": "en", "doc_type": "text", "date": "2020-01-02", "date_source": "mtime"}
     assert dated_kb.chunk_index.facet_catalog() == FacetCatalog(
-        frozenset({"markdown", "text"}), frozenset({"security", "hr"}), "2020-01-02", "2023-04-05")
+        frozenset({"markdown", "text"}), frozenset({"security", "hr"}), "2020-01-02", "2023-04-05", frozenset({"en"}))
 
 
 @pytest.mark.parametrize("modes", [("dense",), ("bm25",), ("graph",), None])

@@ -220,8 +220,7 @@ class IngestJob:
             pending.append(doc)
 
         tracker = _Progress(len(pending), progress, on_document)
-        mixed = _mixed_scripts(pending)
-        self._complete_cross_lingual(pending, report)
+        mixed = self._bilingual(pending, report)
         try:
             for group in self._groups(pending, report, tracker):
                 self._process_group(group, report, tracker, mixed)
@@ -331,17 +330,26 @@ class IngestJob:
             report.chunks_written += n
             tracker.document(doc.id, True, report.chunks_written)
 
-    def _complete_cross_lingual(self, pending: Sequence[Document], report: IngestReport) -> None:
-        """Chinese documents arriving: stored English chunks get their multilingual block first
-        (``kgrag.ingest.cross_lingual``; before the Chinese documents are written, so a crash
-        converges)."""
+    def _bilingual(self, pending: Sequence[Document], report: IngestReport) -> bool:
+        """Whether this job's Latin-script passages also get a multilingual vector: the knowledge
+        base, these documents included, holds mainly-Chinese documents next to Latin-script ones
+        (the stored ones known by their ``language`` facet). Chinese documents arriving where
+        none were stored first complete the stored English chunks (``kgrag.ingest.cross_lingual``;
+        before the Chinese documents are written, so a crash converges)."""
+        mixed = _mixed_scripts(pending)
+        if not pending:
+            return mixed
         embedder = self.embedder
         if not (isinstance(embedder, CorpusEmbedder) and getattr(embedder, "cross_lingual", None) == "auto"):
-            return
-        if not any(is_mainly_han(doc.text[:4000]) for doc in pending):
-            return
-        with _timed(report, "embed"), self.journal.writing():
-            report.cross_lingual_completed = complete_multilingual_blocks(self.chunk_index, embedder, embedding_text)
+            return mixed
+        stored_chinese = "zh" in self.chunk_index.facet_catalog().languages
+        if any(is_mainly_han(doc.text[:4000]) for doc in pending):
+            if not stored_chinese:
+                with _timed(report, "embed"), self.journal.writing():
+                    report.cross_lingual_completed = complete_multilingual_blocks(
+                        self.chunk_index, embedder, embedding_text)
+            return mixed
+        return mixed or (stored_chinese and any(not is_mainly_non_latin(doc.text[:4000]) for doc in pending))
 
     def _embed(self, texts: list[str], mixed: bool):
         embedder = self.embedder

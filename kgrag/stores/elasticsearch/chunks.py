@@ -350,6 +350,7 @@ class ElasticsearchChunkIndex:
         aggs = {
             "doc_types": {"terms": {"field": m.DOC_TYPE, "size": 1000}},
             "tags": {"terms": {"field": m.TAGS, "size": 1000}},
+            "languages": {"terms": {"field": m.LANGUAGE, "size": 100}},
             "date_min": {"min": {"field": m.DATE, "format": "strict_date"}},
             "date_max": {"max": {"field": m.DATE, "format": "strict_date"}},
         }
@@ -361,7 +362,8 @@ class ElasticsearchChunkIndex:
             return got[name].get("value_as_string") if got[name].get("value") is not None else None
 
         return FacetCatalog(frozenset(str(b["key"]) for b in got["doc_types"]["buckets"]),
-                            frozenset(str(b["key"]) for b in got["tags"]["buckets"]), day("date_min"), day("date_max"))
+                            frozenset(str(b["key"]) for b in got["tags"]["buckets"]), day("date_min"), day("date_max"),
+                            frozenset(str(b["key"]) for b in got["languages"]["buckets"]))
 
     def count(self, searchable_only: bool = False) -> int:
         query = {"term": {"is_parent": False}} if searchable_only else {"match_all": {}}

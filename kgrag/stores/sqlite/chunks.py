@@ -198,12 +198,12 @@ class SqliteChunkIndex:
             after = rows[-1][0]
 
     def facet_catalog(self) -> FacetCatalog:
-        """The distinct doc types and tags of the searchable chunks and the span of their
-        dates (``kgrag.facets.FacetCatalog``); one scan of the metadata column."""
+        """The distinct doc types, tags and languages of the searchable chunks and the span of
+        their dates (``kgrag.facets.FacetCatalog``); one scan of the metadata column each."""
         with self._db.read("read the facet catalog") as conn:
-            doc_types = {r[0] for r in conn.execute(
-                f"SELECT DISTINCT json_extract(metadata, '$.{DOC_TYPE}') FROM chunks "
-                f"WHERE is_parent = 0 AND json_type(metadata, '$.{DOC_TYPE}') = 'text'")}
+            doc_types, languages = ({r[0] for r in conn.execute(
+                f"SELECT DISTINCT json_extract(metadata, '$.{key}') FROM chunks "
+                f"WHERE is_parent = 0 AND json_type(metadata, '$.{key}') = 'text'")} for key in (DOC_TYPE, LANGUAGE))
             tags = {r[0] for r in conn.execute(
                 f"SELECT DISTINCT t.value FROM chunks c, json_each(c.metadata, '$.{TAGS}') t "
                 f"WHERE c.is_parent = 0 AND json_type(c.metadata, '$.{TAGS}') = 'array' AND t.type = 'text'")}
@@ -211,7 +211,7 @@ class SqliteChunkIndex:
                 f"SELECT min(json_extract(metadata, '$.{DATE}')), max(json_extract(metadata, '$.{DATE}')) "
                 f"FROM chunks WHERE is_parent = 0 AND json_type(metadata, '$.{DATE}') = 'text' "
                 f"AND length(json_extract(metadata, '$.{DATE}')) = 10").fetchone()
-        return FacetCatalog(frozenset(doc_types), frozenset(tags), low, high)
+        return FacetCatalog(frozenset(doc_types), frozenset(tags), low, high, frozenset(languages))
 
     # -- search ----------------------------------------------------------------------------
     def search_bm25(self, query: str, k: int, filters: SearchFilter | None = None) -> list[ScoredId]:
