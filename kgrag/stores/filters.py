@@ -14,7 +14,9 @@ Keys (the JSON object of ``"filters"`` in ``/v1/query`` and ``/v1/retrieve``):
   of ``kgrag.facets`` (``"zh"``, ``"en"``, ``"mixed"``; ``"pdf"``, ``"markdown"`` ...), exact.
 - ``tags``: one tag or a non-empty list; a chunk matches when its document has ANY of them.
 - ``date_from``, ``date_to``: ISO days (``"2023-01-01"``), inclusive; a chunk matches when its
-  document's date lies in the range. ``date_from`` after ``date_to`` is refused.
+  document's date lies in the range. ``date_from`` after ``date_to`` is an empty range and
+  matches nothing (not refused: the request schema cannot state the order of two fields, and a
+  request valid by the published schema is never a 400).
 
 A chunk whose document lacks a facet (built before facets were recorded, or no date known)
 passes no filter on that facet: unknown is never "in 2023" nor "a PDF".
@@ -159,13 +161,6 @@ class SearchFilter(BaseModel):
             raise PydanticCustomError("filters_date", "expected an ISO date YYYY-MM-DD, got {got}",
                                       {"got": _kind(value)})
         return value
-
-    @model_validator(mode="after")
-    def _ordered_range(self) -> SearchFilter:
-        if self.date_from is not None and self.date_to is not None and self.date_from > self.date_to:
-            raise PydanticCustomError("filters_range", "date_from {a} is after date_to {b}",
-                                      {"a": self.date_from, "b": self.date_to})
-        return self
 
     @field_validator("source", "section_path_prefix", mode="before")
     @classmethod

@@ -107,6 +107,7 @@ CASES: list[dict] = [
     {"date_from": "2023-01-01"}, {"date_to": "2023-01-01"}, {"date_from": "2023-01-01", "date_to": "2023-12-31"},
     {"date_from": "2023-01-02", "date_to": "2023-12-30"}, {"date_from": "2024-02-29", "date_to": "2024-02-29"},
     {"date_from": "2025-01-01"}, {"date_to": "1999-12-31"},
+    {"date_from": "2024-01-01", "date_to": "2023-01-01"},  # reversed: an empty range, matches nothing
     {"language": "en", "doc_type": "pdf", "date_from": "2023-06-01"},
     {"doc_id": ["guide", "zh-树"], "tags": "树", "section_path_prefix": "树"},
     {"doc_type": "markdown", "date_to": "2023-03-01", "tags": ["setup", "linux"]},
