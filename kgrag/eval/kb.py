@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kgrag.config import Settings
+from kgrag.config import MetadataSettings, Settings
 from kgrag.errors import StoreError
 from kgrag.eval.data import Corpus, file_sha256
 
@@ -61,7 +61,11 @@ def ingest_fingerprint(settings: Settings) -> dict[str, Any]:
         extraction["llm_model"] = settings.llm.model
     else:  # LLM extraction off: its knobs store nothing, and bases built before it stay valid
         extraction = {k: v for k, v in extraction.items() if not k.startswith("llm")}
+    # Facet sources (kgrag.ingest.facets) only when changed: the defaults keep the digest (and so
+    # the directory) of knowledge bases built before facets were recorded.
+    facets = {} if settings.metadata == MetadataSettings() else {"metadata": settings.metadata.model_dump(mode="json")}
     return {
+        **facets,
         "chunk_store": settings.chunk_store,
         "graph_store": settings.graph_store,
         "chunking": settings.chunking.model_dump(mode="json"),

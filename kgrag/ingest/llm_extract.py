@@ -155,14 +155,14 @@ class LLMExtractor:
 
     def read(self, chunk: Chunk) -> tuple[list[LLMEntity], list[LLMRelation]]:
         """The supported entities and relations of one chunk; ([], []) when skipped."""
-        from kgrag.generate.llm import LLMError, complete_json
+        from kgrag.generate.llm import LLMError, complete_structured
 
         text = chunk.text[: self.settings.llm_max_chars]
         messages = [{"role": "system", "content": _PROMPT}, {"role": "user", "content": text}]
         started = time.perf_counter()
         self.cost.calls += 1
         try:
-            reply, tokens = complete_json(self.llm, messages, self._format)
+            reply, tokens = complete_structured(self.llm, messages, self._format)
             self.cost.prompt_tokens += tokens["prompt_tokens"]
             self.cost.completion_tokens += tokens["completion_tokens"]
             graph = ChunkGraph.model_validate(json.loads(reply))
