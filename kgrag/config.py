@@ -92,10 +92,8 @@ class ExtractionSettings(BaseModel):
     glossary: str | None = None
     # Optional LLM extraction (kgrag/ingest/llm_extract.py) through the `llm` settings' model:
     # entities, aliases and typed relations per chunk as schema-constrained JSON. Off: each call
-    # costs seconds per chunk. `llm_json`: "json_schema" (OpenAI's form) or "json_object" (with a
-    # "schema" key: llama-cpp-python's server, which rejects the other form).
+    # costs seconds per chunk. How the reply is constrained: `llm.structured_output`.
     llm: bool = False
-    llm_json: Literal["json_schema", "json_object"] = "json_schema"
     llm_max_tokens: int = Field(512, ge=16)
     llm_timeout_s: float = Field(60.0, gt=0)
     llm_max_chars: int = Field(3000, ge=100)  # of chunk text sent; the rest is not read

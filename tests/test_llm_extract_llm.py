@@ -22,8 +22,8 @@ def _ingest(tmp_path, llm_settings, embedder, recognizer, **extraction):  # noqa
 
     doc = tmp_path / "security.txt"  # prose: NER only, so what the LLM adds stands out
     doc.write_text(TEXT, encoding="utf-8")
-    settings = Settings(data_dir=tmp_path / "kb", llm=llm_settings,
-                        extraction={"llm": True, "llm_json": "json_object", "llm_timeout_s": 600, **extraction})
+    settings = Settings(data_dir=tmp_path / "kb", llm=llm_settings.model_copy(update={"structured_output": "json_object"}),
+                        extraction={"llm": True, "llm_timeout_s": 600, **extraction})
     comps = Components(settings, embedder=embedder, recognizer=recognizer)
     return comps, comps.ingest_job().run([doc], progress=False)
 

@@ -82,13 +82,28 @@ def complete(settings: LLMSettings, messages: list[dict[str, str]], **extra: Any
     return text
 
 
-def complete_structured(settings: LLMSettings, messages: list[dict[str, str]], response_format: dict) -> tuple[str, dict[str, int]]:
-    """The model's whole reply under a JSON ``response_format`` (the server constrains the
-    output to the schema it names), and its token usage ({"prompt_tokens", "completion_tokens"},
-    0 where the server reports none). Raises LLMError; the caller validates the JSON."""
+def json_response_format(settings: LLMSettings, schema: dict[str, Any], name: str = "reply") -> dict[str, Any] | None:
+    """The ``response_format`` that constrains a reply to ``schema`` as far as the provider
+    allows (``settings.structured_output``); None: the prompt alone asks for the JSON."""
+    if settings.structured_output == "json_schema":
+        return {"type": "json_schema", "json_schema": {"name": name, "schema": schema}}
+    if settings.structured_output == "json_object":
+        # llama-cpp-python's server turns the schema into a grammar for the sampler.
+        return {"type": "json_object", "schema": schema}
+    return None
+
+
+def complete_structured(settings: LLMSettings, messages: list[dict[str, str]], schema: dict[str, Any],
+                        name: str = "reply") -> tuple[str, dict[str, int]]:
+    """The model's whole reply constrained to JSON matching ``schema`` (``json_response_format``),
+    and its token usage ({"prompt_tokens", "completion_tokens"}, 0 where the server reports
+    none). Raises LLMError; the caller validates the JSON."""
     litellm = _client()
+    extra: dict[str, Any] = {}
+    if (response_format := json_response_format(settings, schema, name)) is not None:
+        extra["response_format"] = response_format
     try:
-        response = litellm.completion(**_arguments(settings, messages, response_format=response_format))
+        response = litellm.completion(**_arguments(settings, messages, **extra))
         text = response.choices[0].message.content or ""
         usage = getattr(response, "usage", None)
     except LLMError:
@@ -106,11 +121,8 @@ def complete_json(settings: LLMSettings, messages: list[dict[str, str]], schema:
     """The model's reply constrained to JSON matching ``schema`` as far as the provider allows
     (``settings.structured_output``); the caller still validates it. Raises LLMError."""
     extra: dict[str, Any] = {}
-    if settings.structured_output == "json_schema":
-        extra["response_format"] = {"type": "json_schema", "json_schema": {"name": name, "schema": schema}}
-    elif settings.structured_output == "json_object":
-        # llama-cpp-python's server turns the schema into a grammar for the sampler.
-        extra["response_format"] = {"type": "json_object", "schema": schema}
+    if (response_format := json_response_format(settings, schema, name)) is not None:
+        extra["response_format"] = response_format
     return complete(settings, messages, **extra)
 
 

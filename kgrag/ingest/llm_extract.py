@@ -147,11 +147,7 @@ class LLMExtractor:
         self.llm = llm.model_copy(update={"max_tokens": settings.llm_max_tokens, "timeout_s": settings.llm_timeout_s})
         self.settings = settings
         self.cost = LLMCost()
-        schema = ChunkGraph.model_json_schema()
-        if settings.llm_json == "json_object":
-            self._format: dict = {"type": "json_object", "schema": schema}
-        else:
-            self._format = {"type": "json_schema", "json_schema": {"name": "chunk_graph", "schema": schema}}
+        self._schema = ChunkGraph.model_json_schema()  # how it constrains: llm.structured_output
 
     def read(self, chunk: Chunk) -> tuple[list[LLMEntity], list[LLMRelation]]:
         """The supported entities and relations of one chunk; ([], []) when skipped."""
@@ -162,7 +158,7 @@ class LLMExtractor:
         started = time.perf_counter()
         self.cost.calls += 1
         try:
-            reply, tokens = complete_structured(self.llm, messages, self._format)
+            reply, tokens = complete_structured(self.llm, messages, self._schema, "chunk_graph")
             self.cost.prompt_tokens += tokens["prompt_tokens"]
             self.cost.completion_tokens += tokens["completion_tokens"]
             graph = ChunkGraph.model_validate(json.loads(reply))
