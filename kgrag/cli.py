@@ -86,6 +86,8 @@ def _print_report(report) -> None:
         f"({t.get('indexed_chunks', 0)} searchable), {t.get('entities', 0)} entities, "
         f"{t.get('aliases', 0)} aliases, {t.get('mentions', 0)} mentions, {t.get('relations', 0)} relations"
     )
+    if report.cross_lingual_completed:
+        click.echo(f"bilingual now: {report.cross_lingual_completed} stored English chunks got a multilingual vector")
     stages = ", ".join(f"{k} {v:.2f}s" for k, v in d["seconds"].items())
     click.echo(f"this run: {report.chunks_written} chunks written in {d['wall_seconds']:.2f}s ({d['chunks_per_second']:.1f} chunks/s); {stages}")
 

@@ -173,3 +173,44 @@ def test_a_corpus_is_bilingual_for_chinese_not_for_any_other_script():
     assert not _mixed_scripts([english, mongolian])
     assert _mixed_scripts([english, chinese]) and _mixed_scripts([english, mongolian, chinese])
     assert not _mixed_scripts([chinese])
+
+
+def test_english_chunks_stored_before_chinese_arrives_get_the_multilingual_block(tmp_path, embedder, recognizer,
+                                                                                  bilingual):
+    """English documents ingested first (an English corpus: MiniLM only), Chinese ones in a
+    later job: the stored English chunks are completed with their e5 block, so a Chinese
+    question finds an English passage by meaning, and their vectors equal a one-job bilingual
+    ingest's."""
+    import shutil
+
+    from kgrag.components import Components
+    from kgrag.config import Settings
+
+    english, chinese = tmp_path / "en", tmp_path / "zh"
+    english.mkdir()
+    chinese.mkdir()
+    for f in FIXTURE.iterdir():
+        shutil.copy(f, (chinese if is_mainly_non_latin(f.read_text(encoding="utf-8")) else english) / f.name)
+    comps = Components(Settings(data_dir=tmp_path / "kb"), embedder=embedder, recognizer=recognizer)
+    try:
+        first = comps.ingest_job().run([english], progress=False)
+        assert not first.failed and first.cross_lingual_completed == 0
+        stored = [(c, v) for c, v in comps.chunk_index.iter_chunks() if c.searchable]
+        english_ids = {c.id for c, _ in stored}
+        assert english_ids and all(embedder.lacks_multilingual_block(v[None, :])[0] for _, v in stored)
+
+        second = comps.ingest_job().run([chinese], progress=False)
+        assert not second.failed and second.cross_lingual_completed == len(english_ids)
+        result = comps.retriever.retrieve("埃菲尔铁塔是哪一年建成的？", top_k=3, modes=("dense",))
+        assert result.hits[0].chunk.doc_id.endswith("eiffel_tower.md"), [h.chunk.doc_id for h in result.hits]
+
+        reference = {c.id.split("/")[-1]: v for c, v in bilingual.chunk_index.iter_chunks()}
+        for chunk, vector in comps.chunk_index.iter_chunks():
+            if chunk.id in english_ids:
+                assert not embedder.lacks_multilingual_block(vector[None, :])[0]
+                assert np.allclose(vector, reference[chunk.id.split("/")[-1]], atol=1e-5), chunk.id
+        # Nothing left to complete: a further Chinese ingest embeds none of them again.
+        (chinese / "extra.md").write_text("# 故宫\n\n故宫位于北京中轴线的中心。", encoding="utf-8")
+        assert comps.ingest_job().run([chinese], progress=False).cross_lingual_completed == 0
+    finally:
+        comps.close()

@@ -175,6 +175,26 @@ def test_a_restart_loads_the_saved_graph_and_applies_later_changes(kb):
         again.close()
 
 
+def test_an_ingest_leaves_the_graph_built_and_saved_so_no_reader_rebuilds_after_it(kb, monkeypatch):
+    reader, writer, more = kb
+    # The fixture's ingest built the reader's graph and saved it before any question walked.
+    assert Path(reader.path + ".walk.npz").exists()
+    cache = reader._graph_cache
+    assert (cache.rebuilds, cache.snapshot_loads) == (1, 0)
+    # Every change now counts as bulk: the writer's ingest rebuilds its own graph and saves it;
+    # the reader, too far behind to catch up pair by pair, loads that newer snapshot instead of
+    # re-reading every relation.
+    monkeypatch.setattr("kgrag.stores.sqlite.graph_cache.MIN_REBUILD_CHANGES", 0)
+    monkeypatch.setattr("kgrag.stores.sqlite.graph_cache.REBUILD_FRACTION", 0.0)
+    report = writer.ingest_job().run([more], progress=False)
+    assert not report.failed and report.seconds["prepare reads"] > 0
+    assert writer.graph._graph_cache.rebuilds == 1
+    assert cached(reader) == fresh(reader)
+    assert (cache.rebuilds, cache.snapshot_loads) == (1, 1)
+    # An ingest with nothing new touches no cache.
+    assert writer.ingest_job().run([more], progress=False).seconds["prepare reads"] == 0
+
+
 def test_a_snapshot_of_another_database_or_a_broken_one_is_not_used(kb, tmp_path):
     reader, writer, _ = kb
     cached(reader)
@@ -204,7 +224,9 @@ def test_a_snapshot_of_another_database_or_a_broken_one_is_not_used(kb, tmp_path
 def test_a_warmed_server_has_its_graph_in_memory_before_the_first_question(kb, components):
     from kgrag.server.app import create_app
 
-    reader, _, _ = kb
-    assert reader._graph_cache.graph is None  # ingestion never walks
-    create_app(components.settings, components)  # warm=True: what /readyz waits for
-    assert reader._graph_cache.graph is not None and reader._graph_cache.edges > 0
+    _, server, _ = kb  # a second process on the knowledge base the fixture ingested
+    cache = server.graph._graph_cache
+    assert cache.graph is None
+    create_app(server.settings, server)  # warm=True: what /readyz waits for
+    assert cache.graph is not None and cache.edges > 0
+    assert (cache.snapshot_loads, cache.rebuilds) == (1, 0)  # the ingest's snapshot, not a rebuild

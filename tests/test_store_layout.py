@@ -131,7 +131,7 @@ def test_each_engine_has_its_package():
         assert (STORES / engine / "__init__.py").is_file(), engine
     flat = {p.name for p in STORES.glob("*.py")}
     engine_free = {"__init__.py", "base.py", "consistency.py", "factory.py", "graph_rules.py", "graph_walk.py",
-                   "merge_split.py"}
+                   "merge_split.py", "roles.py"}
     assert engine_free <= flat and flat - engine_free <= {"filters.py"}  # filters: the typed search filters
 
 
@@ -214,7 +214,7 @@ def test_each_store_class_answers_every_role_and_graph_store_is_their_union():
 
     roles = [base.GraphReader, base.GraphWriter, base.GraphExport, base.AliasAdmin, base.AuditLog]
     assert methods(base.GraphStore) == set().union(*map(methods, roles)) | {"close"}
-    assert len(methods(base.GraphStore)) == 30  # + document_hashes, document_chunk_ids (consistency)
+    assert len(methods(base.GraphStore)) == 31  # + document_hashes, document_chunk_ids (consistency), prepare_reads
     for store in (SqliteGraphStore, Neo4jGraphStore):
         assert methods(base.GraphStore) <= methods(store), store
     for admin in (SqliteAliasAdmin, Neo4jAliasAdmin):

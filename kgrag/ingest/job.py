@@ -22,6 +22,7 @@ from tqdm import tqdm
 
 from kgrag.errors import StoreError
 from kgrag.ingest.chunking import Chunker
+from kgrag.ingest.cross_lingual import complete_multilingual_blocks
 from kgrag.ingest.loaders import LoadError, discover, load
 from kgrag.lexicon.scripts import is_mainly_han, is_mainly_non_latin
 from kgrag.models.base import CorpusEmbedder, Embedder
@@ -32,7 +33,7 @@ from kgrag.types import Chunk, Document
 
 log = logging.getLogger(__name__)
 
-STAGES = ("load", "chunk", "embed", "extract", "write")
+STAGES = ("load", "chunk", "embed", "extract", "write", "prepare reads")
 # Documents are grouped until they hold this many searchable chunks, so the embedder sees
 # full batches even when documents are short (one chunk per HotpotQA passage).
 GROUP_CHUNKS = 256
@@ -88,6 +89,7 @@ class IngestReport:
     unchanged: int = 0
     failed: list[Failure] = field(default_factory=list)
     chunks_written: int = 0
+    cross_lingual_completed: int = 0  # stored English chunks given a multilingual block (cross_lingual.py)
     store_check: StoreDiff = field(default_factory=StoreDiff)  # disagreements left at the start
     seconds: dict[str, float] = field(default_factory=lambda: dict.fromkeys(STAGES, 0.0))
     wall_seconds: float = 0.0
@@ -213,11 +215,18 @@ class IngestJob:
 
         tracker = _Progress(len(pending), progress, on_document)
         mixed = _mixed_scripts(pending)
+        self._complete_cross_lingual(pending, report)
         try:
             for group in self._groups(pending, report, tracker):
                 self._process_group(group, report, tracker, mixed)
         finally:
             tracker.close()
+        if pending:
+            # Bulk writes make a reader's next walk rebuild the embedded store's entity graph:
+            # done here, once, with its snapshot saved, a server's first question after an
+            # ingest loads that instead (README "Sizing").
+            with _timed(report, "prepare reads"):
+                self.graph.prepare_reads()
 
         report.wall_seconds = time.perf_counter() - started
         report.totals = {**self.graph.stats(), "indexed_chunks": self.chunk_index.count(searchable_only=True)}
@@ -313,6 +322,18 @@ class IngestJob:
                     continue
             report.chunks_written += n
             tracker.document(doc.id, True, report.chunks_written)
+
+    def _complete_cross_lingual(self, pending: Sequence[Document], report: IngestReport) -> None:
+        """Chinese documents arriving: stored English chunks get their multilingual block first
+        (``kgrag.ingest.cross_lingual``; before the Chinese documents are written, so a crash
+        converges)."""
+        embedder = self.embedder
+        if not (isinstance(embedder, CorpusEmbedder) and getattr(embedder, "cross_lingual", None) == "auto"):
+            return
+        if not any(is_mainly_han(doc.text[:4000]) for doc in pending):
+            return
+        with _timed(report, "embed"), self.journal.writing():
+            report.cross_lingual_completed = complete_multilingual_blocks(self.chunk_index, embedder, embedding_text)
 
     def _embed(self, texts: list[str], mixed: bool):
         embedder = self.embedder

@@ -57,6 +57,15 @@ class CorpusEmbedder(Embedder, Protocol):
         """One query vector per space the question searches, best-trusted first."""
         ...
 
+    def lacks_multilingual_block(self, vectors: np.ndarray) -> np.ndarray:
+        """Per stored row: whether it lacks the multilingual space (a Latin-script passage
+        embedded while its corpus was not bilingual)."""
+        ...
+
+    def with_multilingual_block(self, texts: Sequence[str], vectors: np.ndarray) -> np.ndarray:
+        """Stored rows of ``texts`` with the multilingual space added, the rest kept."""
+        ...
+
 
 @runtime_checkable
 class Reranker(Protocol):

@@ -100,6 +100,22 @@ class ScriptRoutedEmbedder:
         out[blocks == 1, -1] = _HALF  # one block: the pad stands in for the missing one
         return out
 
+    def lacks_multilingual_block(self, vectors: np.ndarray) -> np.ndarray:
+        """Per row of stored vectors: whether its e5 block is empty (a Latin-script chunk
+        embedded before its corpus became bilingual)."""
+        return ~np.any(vectors[:, self._fast_dim : self._fast_dim + self._ml_dim], axis=1)
+
+    def with_multilingual_block(self, texts: Sequence[str], vectors: np.ndarray) -> np.ndarray:
+        """``vectors`` (stored, one block each) with the e5 block of ``texts`` added: the other
+        block is kept as it is, the pad drops to 0 (two blocks already have norm 1). The result
+        equals what ``embed_corpus(texts, mixed=True)`` gives a Latin text."""
+        out = np.array(vectors, dtype=np.float32, copy=True)
+        if len(texts):
+            ml = self.multilingual_model.embed_passages(list(texts))
+            out[:, self._fast_dim : self._fast_dim + self._ml_dim] = _HALF * ml
+            out[:, -1] = 0.0
+        return out
+
     # -- queries -------------------------------------------------------------------------------
     def query_vectors(self, question: str) -> list[np.ndarray]:
         """One vector per block the question searches, best-trusted first: a mainly non-Latin

@@ -272,6 +272,7 @@ class IngestResponse(_Open):
     unchanged: int
     failed: list[FailedFile]
     chunks_written: int
+    cross_lingual_completed: int = 0  # stored English chunks given a multilingual vector block
     chunks_per_second: float
     seconds: dict[str, float]
     wall_seconds: float

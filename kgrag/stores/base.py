@@ -206,6 +206,11 @@ class GraphWriter(Protocol):
     def stats(self) -> dict[str, int]:
         """Counts: documents, chunks, entities, aliases, mentions, relations (distinct edges)."""
 
+    def prepare_reads(self) -> None:
+        """Called after a batch of writes: bring read-side caches up to date, so that no reader
+        pays for it on its first question (the embedded store builds its entity graph and saves
+        the snapshot a server loads; a server engine has nothing to do)."""
+
 
 @runtime_checkable
 class GraphExport(Protocol):

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from kgrag.errors import StoreError
 from kgrag.lexicon.normalize import normalize_alias
-from kgrag.stores.base import AuditEntry, DocumentContent
+from kgrag.stores.base import DocumentContent
 from kgrag.stores.graph_walk import Reached, walk_levels
 from kgrag.stores.neo4j.aliases import Neo4jAliasAdmin, Neo4jAuditLog
 from kgrag.stores.neo4j.driver import CypherRunner
@@ -31,13 +31,14 @@ from kgrag.stores.neo4j.writes import (
     remove_document_content,
     remove_orphans,
 )
+from kgrag.stores.roles import RoleForwarding
 from kgrag.types import Chunk, Document, Entity, GraphPath, Mention, Relation
 
 if TYPE_CHECKING:
     from kgrag.config import Neo4jSettings
 
 
-class Neo4jGraphStore:
+class Neo4jGraphStore(RoleForwarding):
     """GraphStore over Bolt; safe to share between threads (the driver pools sessions). The
     alias-admin and audit roles are objects of their own on the same runner (``alias_admin``,
     ``audit``); the store answers their methods too."""
@@ -214,38 +215,10 @@ class Neo4jGraphStore:
         rows = self._run.read("read curated entities", lambda tx: self._run.rows(tx, "entities_curated"))
         return [entity_of(r) for r in rows]
 
-    # -- alias administration and audit (the role objects' methods) --------------------------
-    def list_entities(self, limit: int | None = None, offset: int = 0) -> list[Entity]:
-        return self.alias_admin.list_entities(limit, offset)
-
-    def add_aliases(self, key: str, aliases: Sequence[str]) -> list[str]:
-        return self.alias_admin.add_aliases(key, aliases)
-
-    def remove_aliases(self, key: str, aliases: Sequence[str]) -> list[str]:
-        return self.alias_admin.remove_aliases(key, aliases)
-
-    def rename_entity(self, key: str, new_name: str) -> Entity:
-        return self.alias_admin.rename_entity(key, new_name)
-
-    def merge_entities(self, keep: str, drop: Sequence[str]) -> Entity:
-        return self.alias_admin.merge_entities(keep, drop)
-
-    def split_entity(self, key: str, aliases: Sequence[str], new_name: str) -> Entity:
-        return self.alias_admin.split_entity(key, aliases, new_name)
-
-    def delete_entity(self, key: str) -> bool:
-        return self.alias_admin.delete_entity(key)
-
-    def add_mentions(self, mentions: Sequence[Mention], relations: Sequence[Relation]) -> int:
-        return self.alias_admin.add_mentions(mentions, relations)
-
-    def record_audit(self, entry: AuditEntry) -> None:
-        self.audit.record_audit(entry)
-
-    def audit_log(self, limit: int = 100) -> list[AuditEntry]:
-        return self.audit.audit_log(limit)
-
     # -- bookkeeping -----------------------------------------------------------------------
+    def prepare_reads(self) -> None:
+        """Nothing to prepare: the server walks its own graph."""
+
     def stats(self) -> dict[str, int]:
         row = self._run.read("stats", lambda tx: self._run.rows(tx, "stats"))[0]
         return {name: int(row[name]) for name in ("documents", "chunks", "entities", "aliases", "mentions", "relations")}

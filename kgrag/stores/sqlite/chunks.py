@@ -7,7 +7,7 @@ BM25: FTS5 indexes text that ``kgrag.text.analyze`` already turned into space-se
 section path) and body, let ``bm25()`` weight headings.
 
 Dense: exact cosine kNN with numpy over an in-memory float32 matrix of every searchable
-chunk's vector, loaded lazily. Inserts append to it; replacements and deletes drop it and it is
+chunk's vector (``kgrag.stores.sqlite.dense``: column blocks, zero ones skipped), loaded lazily. Inserts append to it; replacements and deletes drop it and it is
 reloaded at the next search (cheap: one query, one ``frombuffer``), which keeps a big ingest
 from rebuilding it per batch.
 """
@@ -17,7 +17,6 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +25,7 @@ import numpy as np
 from kgrag.stores.base import StoreError, check_vectors
 from kgrag.stores.filters import SearchFilter
 from kgrag.stores.sqlite.db import CHUNK_INDEX_APP_ID, IN_JSON, SqliteDatabase, id_list, to_json
+from kgrag.stores.sqlite.dense import DenseMatrix
 from kgrag.text.analyze import analyze, segment
 from kgrag.types import Chunk, ScoredId
 
@@ -61,29 +61,6 @@ _COLUMNS = (
 _COLUMNS_SQL = ", ".join(_COLUMNS)
 
 
-@dataclass(frozen=True)
-class _DenseMatrix:
-    """Searchable chunks' vectors, rows L2-normalized, with their chunk pk and id per row."""
-
-    pks: np.ndarray  # int64, one per row
-    ids: list[str]
-    matrix: np.ndarray  # float32 (rows, dim)
-
-    @staticmethod
-    def build(pks: Sequence[int], ids: list[str], vectors: np.ndarray) -> _DenseMatrix:
-        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-        norms[norms == 0] = 1.0  # a zero vector stays zero (scores 0) instead of NaN
-        return _DenseMatrix(np.asarray(pks, dtype=np.int64), ids, (vectors / norms).astype(np.float32))
-
-    def extended(self, more: list[_DenseMatrix]) -> _DenseMatrix:
-        parts = [self, *more]
-        return _DenseMatrix(
-            np.concatenate([p.pks for p in parts]),
-            [i for p in parts for i in p.ids],
-            np.concatenate([p.matrix for p in parts]),
-        )
-
-
 class SqliteChunkIndex:
     """ChunkIndex in one SQLite file. ``dim`` (optional) pins the vector dimension up front;
     otherwise the first upsert with vectors fixes it. ``heading_weight`` is the BM25 weight of
@@ -102,8 +79,8 @@ class SqliteChunkIndex:
             self._db.close()
             raise StoreError(f"{self.path}: index holds {self._dim}-dim vectors, asked for dim={dim}")
         self._requested_dim = dim
-        self._dense: _DenseMatrix | None = None  # None: load at next dense search
-        self._dense_appended: list[_DenseMatrix] = []
+        self._dense: DenseMatrix | None = None  # None: load at next dense search
+        self._dense_appended: list[DenseMatrix] = []
         self._seen_data_version = self._db.data_version()
 
     # -- writes ----------------------------------------------------------------------------
@@ -154,7 +131,7 @@ class SqliteChunkIndex:
                 self._dense = None
             elif self._dense is not None and has_vectors:
                 self._dense_appended.append(
-                    _DenseMatrix.build(searchable_pks, [c.id for c in searchable], matrix)
+                    DenseMatrix.build(searchable_pks, [c.id for c in searchable], matrix)
                 )
         return removed
 
@@ -253,22 +230,20 @@ class SqliteChunkIndex:
                 )
         if dense is None or k <= 0:
             return []
-        if query.shape[0] != dense.matrix.shape[1]:
+        if query.shape[0] != dense.dim:
             raise StoreError(
                 f"{self.path}: query vector has dim {query.shape[0]}, index holds "
-                f"{dense.matrix.shape[1]}-dim vectors"
+                f"{dense.dim}-dim vectors"
             )
         norm = float(np.linalg.norm(query))
-        # einsum, not `@`: a matrix-vector product through OpenBLAS wakes its thread pool, which
-        # on a busy machine costs a scheduler tick (~8 ms measured on 2 cores) for 0.1 ms of work.
-        scores = np.einsum("ij,j->i", dense.matrix, query / norm if norm else query)
+        scores = dense.scores(query / norm if norm else query)
         rows = np.arange(len(scores)) if allowed is None else np.flatnonzero(np.isin(dense.pks, allowed))
         if len(rows) > k:
             rows = rows[np.argpartition(-scores[rows], k - 1)[:k]]
         rows = rows[np.argsort(-scores[rows], kind="stable")]
         return [ScoredId(dense.ids[r], float(scores[r])) for r in rows]
 
-    def _dense_matrix(self, conn: sqlite3.Connection) -> _DenseMatrix | None:
+    def _dense_matrix(self, conn: sqlite3.Connection) -> DenseMatrix | None:
         """The current matrix (caller holds the lock); reloaded after deletes, replacements or
         a commit from another connection."""
         data_version = conn.execute("PRAGMA data_version").fetchone()[0]
@@ -284,7 +259,7 @@ class SqliteChunkIndex:
                 return None
             dim = len(rows[0][2]) // 4
             vectors = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.float32).reshape(-1, dim)
-            self._dense = _DenseMatrix.build([r[0] for r in rows], [r[1] for r in rows], vectors)
+            self._dense = DenseMatrix.build([r[0] for r in rows], [r[1] for r in rows], vectors)
         if self._dense_appended:
             self._dense = self._dense.extended(self._dense_appended)
             self._dense_appended = []

@@ -171,12 +171,13 @@ def save_snapshot(graph: CompactGraph, path: Path, seq: int, mark: tuple[str, st
     os.replace(tmp, path)
 
 
-def load_snapshot(path: Path) -> tuple[CompactGraph, int, tuple[str, str]] | None:
-    """(graph, seq, mark), or None when there is no readable snapshot of this format."""
+def load_snapshot(path: Path, newer_than: int = -1) -> tuple[CompactGraph, int, tuple[str, str]] | None:
+    """(graph, seq, mark), or None when there is no readable snapshot of this format, or only
+    one reflecting changes up to ``newer_than`` or fewer (then its arrays are not read)."""
     try:
         with np.load(path, allow_pickle=False) as data:
             meta = json.loads(data["meta"].tobytes().decode("utf-8"))
-            if meta.get("format") != SNAPSHOT_FORMAT:
+            if meta.get("format") != SNAPSHOT_FORMAT or int(meta["seq"]) <= newer_than:
                 return None
             keys = json.loads(data["keys"].tobytes().decode("utf-8"))
             graph = CompactGraph(keys, data["indptr"], data["neighbours"], data["weights"], data["type_ids"],

@@ -16,9 +16,10 @@ from pathlib import Path
 
 from kgrag.errors import StoreError
 from kgrag.lexicon.normalize import normalize_alias
-from kgrag.stores.base import AuditEntry, DocumentContent
+from kgrag.stores.base import DocumentContent
 from kgrag.stores.graph_rules import PREVIEW_CHARS, check_chunks, mention_rows, relation_rows
 from kgrag.stores.graph_walk import best_paths
+from kgrag.stores.roles import RoleForwarding
 from kgrag.stores.sqlite.aliases import SqliteAliasAdmin, SqliteAuditLog
 from kgrag.stores.sqlite.compact_graph import CompactGraph
 from kgrag.stores.sqlite.db import GRAPH_STORE_APP_ID, IN_JSON, SqliteDatabase, id_list, to_json
@@ -35,7 +36,7 @@ from kgrag.stores.sqlite.graph_writes import (
 from kgrag.types import Chunk, Document, Entity, GraphPath, Mention, Relation
 
 
-class SqliteGraphStore:
+class SqliteGraphStore(RoleForwarding):
     """GraphStore in one SQLite file; safe to share between threads. The alias-admin and
     audit roles are objects of their own on the same database (``alias_admin``, ``audit``); the
     store answers their methods too."""
@@ -282,38 +283,13 @@ class SqliteGraphStore:
             found = load_entities(conn, keys)
         return [found[k] for k in keys]
 
-    # -- alias administration and audit (the role objects' methods) --------------------------
-    def list_entities(self, limit: int | None = None, offset: int = 0) -> list[Entity]:
-        return self.alias_admin.list_entities(limit, offset)
-
-    def add_aliases(self, key: str, aliases: Sequence[str]) -> list[str]:
-        return self.alias_admin.add_aliases(key, aliases)
-
-    def remove_aliases(self, key: str, aliases: Sequence[str]) -> list[str]:
-        return self.alias_admin.remove_aliases(key, aliases)
-
-    def rename_entity(self, key: str, new_name: str) -> Entity:
-        return self.alias_admin.rename_entity(key, new_name)
-
-    def merge_entities(self, keep: str, drop: Sequence[str]) -> Entity:
-        return self.alias_admin.merge_entities(keep, drop)
-
-    def split_entity(self, key: str, aliases: Sequence[str], new_name: str) -> Entity:
-        return self.alias_admin.split_entity(key, aliases, new_name)
-
-    def delete_entity(self, key: str) -> bool:
-        return self.alias_admin.delete_entity(key)
-
-    def add_mentions(self, mentions: Sequence[Mention], relations: Sequence[Relation]) -> int:
-        return self.alias_admin.add_mentions(mentions, relations)
-
-    def record_audit(self, entry: AuditEntry) -> None:
-        self.audit.record_audit(entry)
-
-    def audit_log(self, limit: int = 100) -> list[AuditEntry]:
-        return self.audit.audit_log(limit)
-
     # -- bookkeeping -----------------------------------------------------------------------
+    def prepare_reads(self) -> None:
+        """Brings the entity graph up to date; after bulk changes that is a full build, saved
+        as the snapshot other processes (a running or restarted server) load instead of
+        re-reading every relation."""
+        self.neighbors([], hops=1)
+
     def stats(self) -> dict[str, int]:
         with self._db.read("stats") as conn:
             count = lambda sql: conn.execute(sql).fetchone()[0]  # noqa: E731

@@ -77,44 +77,59 @@ class EntityGraphCache:
     def current(self, conn: sqlite3.Connection, version: tuple[int, int]) -> CompactGraph:
         """The graph as of now; call with ``lock`` held and ``conn`` under the database lock.
         ``version`` (the store's write count, PRAGMA data_version) skips the check when the
-        file has not changed since the last call."""
+        file has not changed since the last call. When the changes since this graph are too
+        many (or pruned), a snapshot saved after them by another process — the ingest job saves
+        one after a bulk write (``SqliteGraphStore.prepare_reads``) — is loaded before falling
+        back to reading every relation."""
         if self.graph is not None and version == self.version:
             return self.graph
         conn.execute("BEGIN")  # one snapshot: the change log and the relations agree
         try:
             last = conn.execute("SELECT coalesce(max(seq), 0), min(seq) FROM relation_changes").fetchone()
             max_seq, min_seq = last[0], last[1]
-            if self.graph is None:
-                self._load_snapshot(conn, min_seq)
-            if self.graph is None or (min_seq is not None and min_seq > self.seq + 1):
-                self._rebuild(conn, max_seq)
-            elif max_seq != self.seq:
-                pairs = conn.execute("SELECT DISTINCT a, b FROM relation_changes WHERE seq > ?", (self.seq,)).fetchall()
-                changed = len(pairs) + self.graph.overlay_edges  # the arrays are re-laid when the overlay is large
-                if changed > max(MIN_REBUILD_CHANGES, REBUILD_FRACTION * self.edges):
+            if self.graph is None or not self._catch_up(conn, max_seq, min_seq):
+                if not self._load_snapshot(conn, min_seq) or not self._catch_up(conn, max_seq, min_seq):
                     self._rebuild(conn, max_seq)
-                else:
-                    self._update(conn, self.graph, pairs)
             self.seq, self.version = max_seq, version
         finally:
             conn.execute("COMMIT")
         assert self.graph is not None
         return self.graph
 
-    def _load_snapshot(self, conn: sqlite3.Connection, min_seq: int | None) -> None:
-        """The saved arrays, if they are of this database and the log still holds every change
-        after them (the caller then applies those changes as for any reader)."""
+    def _catch_up(self, conn: sqlite3.Connection, max_seq: int, min_seq: int | None) -> bool:
+        """Applies the changes after ``self.seq``; False (nothing applied) when some were pruned
+        or they are so many that one full read is cheaper."""
+        assert self.graph is not None
+        if max_seq == self.seq:
+            return True
+        if min_seq is not None and min_seq > self.seq + 1:
+            return False
+        pairs = conn.execute("SELECT DISTINCT a, b FROM relation_changes WHERE seq > ?", (self.seq,)).fetchall()
+        changed = len(pairs) + self.graph.overlay_edges  # the arrays are re-laid when the overlay is large
+        if changed > max(MIN_REBUILD_CHANGES, REBUILD_FRACTION * self.edges):
+            return False
+        self._update(conn, self.graph, pairs)
+        self.seq = max_seq
+        return True
+
+    def _load_snapshot(self, conn: sqlite3.Connection, min_seq: int | None) -> bool:
+        """The saved arrays, if they are of this database, newer than the graph held, and the
+        log still holds every change after them (the caller then applies those changes as for
+        any reader)."""
         if self.snapshot is None or min_seq is None:
-            return
-        loaded = load_snapshot(self.snapshot)
+            return False
+        held = self.seq if self.graph is not None else -1
+        loaded = load_snapshot(self.snapshot, newer_than=held)
         if loaded is None:
-            return
+            return False
         graph, seq, mark = loaded
         row = conn.execute("SELECT a, b FROM relation_changes WHERE seq = ?", (seq,)).fetchone()
         if row is None or tuple(row) != mark or min_seq > seq + 1:
-            return
+            return False
+        self.graph = None  # the old arrays can go
         self.graph, self.seq, self.edges = graph, seq, len(graph.neighbours) // 2
         self.snapshot_loads += 1
+        return True
 
     def _rebuild(self, conn: sqlite3.Connection, max_seq: int) -> None:
         # gc.freeze after the build moves every object alive now (the graph's keys, and the
