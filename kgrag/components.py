@@ -11,6 +11,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from kgrag.config import Settings
+from kgrag.errors import ConfigError
 from kgrag.ingest.chunking import Chunker
 from kgrag.ingest.job import IngestJob
 from kgrag.models.base import Embedder, Reranker
@@ -23,7 +24,9 @@ MINILM_DIM = 384  # all-MiniLM-L6-v2, the embedder of every knowledge base built
 
 if TYPE_CHECKING:  # imported lazily at run time: the models they load are heavy
     from kgrag.generate.generator import Generator
+    from kgrag.generate.query_llm import LLMQueryRewriter
     from kgrag.retrieve.pipeline import Retriever
+    from kgrag.retrieve.rewrite import LLMDriver
 
 
 class Components:
@@ -42,6 +45,8 @@ class Components:
         self._reranker: Reranker | None = None
         self._reranker_loaded = False
         self._generator: Generator | None = None
+        self._query_llm: LLMQueryRewriter | None = None
+        self._llm_driver: LLMDriver | None = None
 
     @property
     def chunk_index(self) -> ChunkIndex:
@@ -108,8 +113,18 @@ class Components:
         any_case = glossary_aliases(graph.curated_entities())
         return Extractor(
             self.settings.extraction, Gazetteer(graph.alias_table(), any_case=any_case), self.recognizer,
-            self.term_extractor(),
+            self.term_extractor(), self.llm_extractor(),
         )
+
+    def llm_extractor(self):
+        """Optional LLM extraction (``kgrag.ingest.llm_extract``), or None when switched off."""
+        if not self.settings.extraction.llm:
+            return None
+        if not self.settings.llm.model:
+            raise ConfigError("extraction.llm is on but no LLM is configured (set llm.model)")
+        from kgrag.ingest.llm_extract import LLMExtractor
+
+        return LLMExtractor(self.settings.llm, self.settings.extraction)
 
     def term_extractor(self):
         """Domain terms and structure (``kgrag.ingest.terms``), or None when switched off."""
@@ -128,6 +143,7 @@ class Components:
             embedder_factory=lambda: self.embedder,
             extractor_factory=lambda: self.build_extractor(self.graph),
             journal=self.journal,
+            metadata=self.settings.metadata,
         )
 
     @property
@@ -155,9 +171,50 @@ class Components:
                 rewriter = partial(rewrite_followup, self.settings.llm)
             self._retriever = Retriever(
                 self.settings.retrieval, self.chunk_index, self.graph, self.embedder,
-                reranker=self.reranker, rewriter=rewriter,
+                reranker=self.reranker, rewriter=rewriter, query_llm=self.query_llm,
             )
+            if self.settings.retrieval.iterate_driver == "llm" and self.llm_driver is not None:
+                self._retriever.driver = self.llm_driver
         return self._retriever
+
+    @property
+    def query_llm(self) -> LLMQueryRewriter | None:
+        """The LLM that rewrites questions and judges iteration rounds (None without llm.model)."""
+        if self._query_llm is None and self.settings.llm.model:
+            from kgrag.generate.query_llm import LLMQueryRewriter
+
+            self._query_llm = LLMQueryRewriter(self.settings.llm)
+        return self._query_llm
+
+    @property
+    def llm_driver(self) -> LLMDriver | None:
+        """The LLM iteration driver (``kgrag.retrieve.rewrite.LLMDriver``), falling back to the
+        retriever's LLM-free one; None without llm.model."""
+        if self._llm_driver is None and self.query_llm is not None:
+            from kgrag.retrieve.rewrite import LLMDriver
+
+            retriever = self.retriever
+            self._llm_driver = LLMDriver(
+                self.query_llm, retriever.entity_driver, self._texts_in_order,
+                lambda text: [le.key for le in retriever.linker.link(text)])
+        return self._llm_driver
+
+    def iteration_driver(self, name: str):
+        """The driver named ``entities`` or ``llm``; ``llm`` without llm.model is an LLM driver
+        whose every round is the LLM-free plan, the trace saying no LLM is configured."""
+        if name == "entities":
+            return self.retriever.entity_driver
+        if self.llm_driver is not None:
+            return self.llm_driver
+        from kgrag.retrieve.rewrite import LLMDriver
+
+        retriever = self.retriever
+        return LLMDriver(None, retriever.entity_driver, self._texts_in_order,
+                         lambda text: [le.key for le in retriever.linker.link(text)])
+
+    def _texts_in_order(self, ids: list[str]) -> list[str]:
+        by_id = {c.id: c.text for c in self.chunk_index.get(ids)}
+        return [by_id[i] for i in ids if i in by_id]
 
     @property
     def generator(self):

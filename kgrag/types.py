@@ -50,6 +50,11 @@ class Document:
     pages: list[tuple[int, int]] = field(default_factory=list)
     format: str = "txt"  # loader that produced it: txt, md, html, pdf, docx, csv, jsonl, code
     metadata: dict[str, Any] = field(default_factory=dict)
+    # Filterable facets (kgrag.facets: language, doc_type, tags, date), recorded by the ingestion
+    # job from what the loader found: a Markdown file's front matter, the file's mtime.
+    facets: dict[str, Any] = field(default_factory=dict)
+    front_matter: dict[str, Any] = field(default_factory=dict)
+    file_mtime: float | None = None
 
 
 @dataclass

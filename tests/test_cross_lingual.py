@@ -212,5 +212,17 @@ def test_english_chunks_stored_before_chinese_arrives_get_the_multilingual_block
         # Nothing left to complete: a further Chinese ingest embeds none of them again.
         (chinese / "extra.md").write_text("# 故宫\n\n故宫位于北京中轴线的中心。", encoding="utf-8")
         assert comps.ingest_job().run([chinese], progress=False).cross_lingual_completed == 0
+        # The knowledge base is bilingual now (its chunks' language facets say so): an English
+        # document arriving alone gets both blocks too.
+        later = tmp_path / "later"
+        later.mkdir()
+        (later / "tower_bridge.md").write_text(
+            "# Tower Bridge\n\nTower Bridge is a bascule and suspension bridge in London, built between 1886 "
+            "and 1894, crossing the River Thames.", encoding="utf-8")
+        assert not comps.ingest_job().run([later], progress=False).failed
+        added = [v for c, v in comps.chunk_index.iter_chunks() if c.doc_id.endswith("tower_bridge.md") and c.searchable]
+        assert added and not any(embedder.lacks_multilingual_block(v[None, :])[0] for v in added)
+        result = comps.retriever.retrieve("伦敦塔桥是什么时候建成的？", top_k=3, modes=("dense",))
+        assert result.hits[0].chunk.doc_id.endswith("tower_bridge.md"), [h.chunk.doc_id for h in result.hits]
     finally:
         comps.close()

@@ -77,6 +77,35 @@ def test_opening_twice_adopts_the_index_and_keeps_its_chunks(es_server):
     assert meta[META_KEY] == MAPPING_VERSION and meta["dim"] == DIM
 
 
+def test_an_index_made_before_facets_gains_their_fields_and_keeps_working(es_server):
+    """An index created with the mapping of before document facets (no language/doc_type/tags/
+    date fields, ``dynamic: strict``): opening it adds the fields; its old chunks are unknown on
+    every facet, new chunks are filtered on them."""
+    from kgrag.stores.elasticsearch import mapping as m
+
+    client, _, knn, index_name = es_server
+    index = index_name()
+    old_mappings = m.index_mappings(DIM, knn)
+    for key in m.FACET_FIELDS:
+        del old_mappings["properties"][key]
+    client.indices.create(index=index, settings=m.index_settings(), mappings=old_mappings)
+    old_doc = m.document(Chunk(id="old#0", doc_id="old", text="legacy password rule"), None)
+    client.index(index=index, id="old#0", document=old_doc, refresh=True)
+    store = _open(es_server, index, dim=DIM)
+    properties = client.indices.get_mapping(index=index).body[index]["mappings"]["properties"]
+    assert {k: properties[k]["type"] for k in m.FACET_FIELDS} == {
+        "language": "keyword", "doc_type": "keyword", "tags": "keyword", "date": "date"}
+    new = Chunk(id="new#0", doc_id="new", text="current password rule",
+                metadata={"language": "en", "doc_type": "pdf", "tags": ["security"], "date": "2023-04-05"})
+    store.upsert([new], None)
+    assert {h.id for h in store.search_bm25("password", 10)} == {"old#0", "new#0"}
+    for raw in ({"language": "en"}, {"tags": "security"}, {"date_from": "2023-01-01", "date_to": "2023-12-31"}):
+        assert [h.id for h in store.search_bm25("password", 10, SearchFilter.parse(raw))] == ["new#0"], raw
+    catalog = store.facet_catalog()
+    assert (catalog.doc_types, catalog.tags, catalog.date_min, catalog.date_max) == (
+        {"pdf"}, {"security"}, "2023-04-05", "2023-04-05")
+
+
 def test_concurrent_first_opens_create_one_index(es_server):
     """Several processes starting at once: one creates the index, the others adopt it."""
     from concurrent.futures import ThreadPoolExecutor

@@ -51,7 +51,8 @@ def test_no_filters_is_none():
         ({"doc_id": None}, "filters.doc_id: null is not a filter value"),
         ({"lang": "en"}, "filters: unknown filter key(s) 'lang'; known: doc_id, source, section_path_prefix"),
         ({"lang": "en", "doc_id": "x"}, "'lang'"),
-        ("guide", "filters: expected an object with any of the keys doc_id, source, section_path_prefix; got str"),
+        ("guide", "filters: expected an object with any of the keys doc_id, source, section_path_prefix, language, "
+                  "doc_type, tags, date_from, date_to; got str"),
         (["doc_id"], "filters: expected an object"),
         (5, "filters: expected an object"),
     ],

@@ -190,6 +190,12 @@ BAD_FILTERS = [
     ({"bogus": "x"}, "unknown filter key(s) 'bogus'"),
     ("doc_id=x", "filters: expected an object"),
     (["film-glass-harbor"], "filters: expected an object"),
+    ({"date_from": "2023-13-01"}, "filters.date_from: expected an ISO date YYYY-MM-DD"),
+    ({"date_to": "2023"}, "filters.date_to: expected an ISO date YYYY-MM-DD"),
+    ({"date_from": 2023}, "filters.date_from: expected an ISO date string"),
+    ({"language": []}, "filters.language: an empty list matches nothing"),
+    ({"tags": ["ok", 5]}, "filters.tags.1"),
+    ({"doc_type": {"pdf": True}}, "filters.doc_type: expected a string or a non-empty list of strings"),
 ]
 
 
@@ -215,10 +221,13 @@ def test_graph_only_queries_apply_valid_filters(client):
         hits = resp.get_json()["hits"]
         assert hits and {h["doc_id"] for h in hits} == {"person-maret-kuusik"}
         assert all("graph" in h["trace"]["paths"] for h in hits)
-    # A valid filter that matches nothing is an empty answer, not an error.
-    resp = client.post("/v1/retrieve", json={"question": question, "modes": ["graph"],
-                                             "filters": {"section_path_prefix": "no such section"}})
-    assert resp.status_code == 200 and resp.get_json()["hits"] == []
+    # A valid filter that matches nothing is an empty answer, not an error; so is a reversed
+    # date range (valid by the request schema, which cannot order two fields).
+    for filters in ({"section_path_prefix": "no such section"}, {"date_from": "2024-01-01", "date_to": "2023-01-01"}):
+        for modes in (["graph"], None):
+            body = {"question": question, "filters": filters, **({"modes": modes} if modes else {})}
+            resp = client.post("/v1/retrieve", json=body)
+            assert resp.status_code == 200 and resp.get_json()["hits"] == [], (filters, modes)
 
 
 def test_routes_methods_and_admin_keys(client):

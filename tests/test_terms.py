@@ -89,3 +89,21 @@ def test_two_hop_question_through_a_role_team_table_is_answered_by_the_graph_alo
     walked = [p.edges for p in hit.graph_paths]
     assert any(ROW in edges for edges in walked), walked  # the trace names the relation followed
     assert "ciso" not in hit.chunk.text.lower()  # the answer's section never names the channel
+
+
+def test_the_walk_ranks_the_reached_section_holding_the_questions_words_first(handbook_kb, monkeypatch):
+    from kgrag.retrieve import paths
+
+    # Three sections name the CISO; the role → team table is the one that also says "team".
+    q = "Which customer audits does the team of the CISO answer within ten days?"
+    table = "company/structure.md#s001"
+
+    def graph_ranking() -> list[str]:
+        result = handbook_kb.retriever.retrieve(q, top_k=5, modes=("graph",))
+        return [h.chunk.doc_id for h in result.hits]
+
+    read = graph_ranking()
+    assert read[0] == table, read
+    assert "security/_index.md#s000" in read  # the team's own section, one ROW hop on
+    monkeypatch.setattr(paths, "WORDS_WEIGHT", 0.0)  # the walk alone, endpoints unread
+    assert graph_ranking().index(table) > 0

@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kgrag.config import Settings
+from kgrag.config import MetadataSettings, Settings
 from kgrag.errors import StoreError
 from kgrag.eval.data import Corpus, file_sha256
 
@@ -56,12 +56,21 @@ class IngestInfo:
 def ingest_fingerprint(settings: Settings) -> dict[str, Any]:
     """The settings that change what ingestion stores (not batch sizes or worker counts)."""
     glossary = settings.extraction.glossary
+    extraction = settings.extraction.model_dump(mode="json", exclude={"ner_processes", "glossary"})
+    if extraction["llm"]:
+        extraction["llm_model"] = settings.llm.model
+    else:  # LLM extraction off: its knobs store nothing, and bases built before it stay valid
+        extraction = {k: v for k, v in extraction.items() if not k.startswith("llm")}
+    # Facet sources (kgrag.ingest.facets) only when changed: the defaults keep the digest (and so
+    # the directory) of knowledge bases built before facets were recorded.
+    facets = {} if settings.metadata == MetadataSettings() else {"metadata": settings.metadata.model_dump(mode="json")}
     return {
+        **facets,
         "chunk_store": settings.chunk_store,
         "graph_store": settings.graph_store,
         "chunking": settings.chunking.model_dump(mode="json"),
         "embedder": settings.embedder.model_dump(mode="json", exclude={"batch_size"}),
-        "extraction": settings.extraction.model_dump(mode="json", exclude={"ner_processes", "glossary"}),
+        "extraction": extraction,
         "glossary_sha256": file_sha256(Path(glossary)) if glossary else None,
     }
 

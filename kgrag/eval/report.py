@@ -17,7 +17,7 @@ from kgrag.eval.kb import IngestInfo
 from kgrag.eval.negatives import NegativeSummary
 
 # Stages in pipeline order; the three paths run in parallel, so they do not add up to total.
-STAGES = ("link", "dense", "bm25", "graph", "fusion", "iterate", "fetch", "rerank", "parents", "total")
+STAGES = ("link", "dense", "bm25", "graph", "rewrite", "fusion", "iterate", "fetch", "rerank", "parents", "total")
 
 
 @dataclass
@@ -37,6 +37,7 @@ class ModeSummary:
     rounds: float = 1.0  # mean retrieve–reason rounds per question (1: no iteration)
     max_rounds: int = 1
     llm_calls: float = 0.0  # mean LLM calls per question for retrieval (rewriting, iteration)
+    rewrite_fallbacks: int = 0  # LLM rewrites that added nothing (failed or refused), all questions
 
 
 @dataclass
@@ -164,7 +165,9 @@ def render_markdown(r: EvalReport) -> str:
     notes = [f"`{s.mode}`: {s.short_lists} queries ranked fewer than {r.depth} distinct passages"
              for s in r.modes if s.short_lists]
     notes += [f"`{s.mode}`: {s.rounds:.2f} rounds per question (at most {s.max_rounds}), "
-              f"{s.llm_calls:.2f} LLM calls per question" for s in r.modes if s.max_rounds > 1 or s.llm_calls]
+              f"{s.llm_calls:.2f} LLM calls per question"
+              + (f", {s.rewrite_fallbacks} rewrites fell back" if s.rewrite_fallbacks else "")
+              for s in r.modes if s.max_rounds > 1 or s.llm_calls]
     notes += [f"`{s.mode}`: {s.foreign_hits} ranked passages are not in the corpus" for s in r.modes if s.foreign_hits]
     notes += [f"warning: {w}" for w in ing.warnings]
     if notes:

@@ -48,40 +48,52 @@ class EvalConfigError(InputError):
 
 # Mode switches besides the paths, in the order a mode's name writes them.
 ITERATE = {"iter": "entities", "iter-llm": "llm"}
+# LLM query rewrites (kgrag.retrieve.rewrite), written after the paths and '+rerank'.
+REWRITE_MODES = {"hyde": "hyde", "multiquery": "multi_query", "decompose": "decompose", "stepback": "step_back"}
+# A mode naming switches only ("+hyde") runs them on the full pipeline.
+FULL_PIPELINE = ("bm25", "dense", "graph")
 
 
 @dataclass(frozen=True)
 class Mode:
     """A row of the ablation. ``iterate``: the retrieve–reason driver ("entities", "llm"), None:
     one round — a mode without ``+iter`` never iterates, whatever ``retrieval.iterate`` says,
-    so each row measures exactly what it names."""
+    so each row measures exactly what it names. ``rewrites``: the LLM query rewrites it runs
+    (none unless named, whatever the settings switch on)."""
 
     name: str
     paths: tuple[str, ...]
     rerank: bool = False
     iterate: str | None = None
+    rewrites: tuple[str, ...] = ()
 
 
 def parse_mode(spec: str) -> Mode:
-    """``"bm25+dense"``, ``"bm25+dense+graph+rerank"``, ``"bm25+dense+graph+iter"``; the name
-    keeps the paths' order as written."""
+    """``"bm25+dense"``, ``"bm25+dense+graph+rerank"``, ``"bm25+dense+graph+iter"``,
+    ``"bm25+dense+graph+hyde+decompose"``; ``"+hyde"`` (switches only) is
+    ``"bm25+dense+graph+hyde"``. The name keeps the paths' order as written."""
     parts = [p.strip().lower() for p in spec.split("+") if p.strip()]
     rerank = "rerank" in parts
     drivers = [ITERATE[p] for p in parts if p in ITERATE]
-    paths = tuple(dict.fromkeys(p for p in parts if p != "rerank" and p not in ITERATE))
+    rewrites = tuple(v for k, v in REWRITE_MODES.items() if k in parts)
+    switches = {"rerank", *ITERATE, *REWRITE_MODES}
+    paths = tuple(dict.fromkeys(p for p in parts if p not in switches))
+    if not paths and parts and set(parts) <= switches:
+        paths = FULL_PIPELINE
     unknown = [p for p in paths if p not in PATHS]
     if unknown or not paths or len(drivers) > 1:
         raise EvalConfigError(
             f"mode {spec!r}: " + (f"unknown path(s) {unknown}" if unknown else
                                   "names no retrieval path" if not paths else "names two iteration drivers")
-            + f"; paths are {'/'.join(PATHS)} joined by '+', optionally '+rerank' and one of "
-              f"{['+' + k for k in ITERATE]}"
+            + f"; paths are {'/'.join(PATHS)} joined by '+', optionally '+rerank', LLM rewrites "
+              f"{['+' + k for k in REWRITE_MODES]} and one of {['+' + k for k in ITERATE]}"
         )
     iterate = drivers[0] if drivers else None
     if iterate and "graph" not in paths:
         raise EvalConfigError(f"mode {spec!r}: iteration seeds the graph path; add 'graph'")
-    suffix = ("+rerank" if rerank else "") + next(("+" + k for k, v in ITERATE.items() if v == iterate), "")
-    return Mode("+".join(paths) + suffix, paths, rerank, iterate)
+    suffix = ("+rerank" if rerank else "") + "".join("+" + k for k, v in REWRITE_MODES.items() if v in rewrites)
+    suffix += next(("+" + k for k, v in ITERATE.items() if v == iterate), "")
+    return Mode("+".join(paths) + suffix, paths, rerank, iterate, rewrites)
 
 
 def parse_modes(specs: str | Sequence[str] | None, *, reranker: bool, iterate: bool = False) -> list[Mode]:
@@ -170,7 +182,8 @@ def run_eval(
         for mode in mode_list:
             try:
                 result = retriever.retrieve(q.question, top_k=chunk_top_k, modes=mode.paths, rerank=mode.rerank,
-                                            history=q.history if history else (), **_iteration(components, mode))
+                                            history=q.history if history else (), rewrites=mode.rewrites,
+                                            **_iteration(components, mode))
             except RetrievalError as e:
                 raise RetrievalError(f"query {q.id!r}, mode {mode.name}: {e}") from e
             record["modes"][mode.name] = _score(q, result, depth, ks, corpus.ids)
@@ -218,6 +231,8 @@ def question_type(q: EvalQuery) -> str | None:
 
 def _iteration(components, mode: Mode) -> dict[str, Any]:
     """``retrieve``'s iteration arguments for ``mode``: off, or on with the mode's driver."""
+    if mode.rewrites and getattr(components, "query_llm", None) is None:
+        raise EvalConfigError(f"mode {mode.name}: LLM query rewriting needs an LLM: set llm.model")
     if mode.iterate is None:
         return {"iterate": False}
     if mode.iterate == "llm":
@@ -260,7 +275,8 @@ def _score(q: EvalQuery, result: RetrievalResult, depth: int, ks: list[int], cor
         "gate": result.gate,
         "timings_ms": dict(result.timings_ms),
         "rounds": len(result.iteration.rounds) if result.iteration else 1,
-        "llm_calls": result.iteration.llm_calls if result.iteration else 0,
+        "llm_calls": result.llm_calls,
+        "rewriting": [r.trace() for r in result.rewriting] or None,
         "iteration": result.iteration.trace() if result.iteration else None,
     }
 
@@ -306,6 +322,7 @@ def _summarize(mode: Mode, per_query: list[dict[str, Any]], ks: list[int], full_
         rounds=m.mean([float(r["rounds"]) for r in rows]),
         max_rounds=max((r["rounds"] for r in rows), default=1),
         llm_calls=m.mean([float(r["llm_calls"]) for r in rows]),
+        rewrite_fallbacks=sum(1 for r in rows for w in (r.get("rewriting") or []) if w["fallback_reason"]),
     )
 
 

@@ -33,10 +33,11 @@ def _client() -> Any:
     return _litellm
 
 
-def _arguments(settings: LLMSettings, messages: list[dict[str, str]]) -> dict:
+def _arguments(settings: LLMSettings, messages: list[dict[str, str]], **extra: Any) -> dict:
     if not settings.model:
         raise LLMError("no LLM is configured (llm.model is unset)")
     return dict(
+        **extra,
         model=settings.model,
         messages=messages,
         api_base=settings.api_base,
@@ -66,11 +67,11 @@ def _describe(error: Exception) -> str:
     return text
 
 
-def complete(settings: LLMSettings, messages: list[dict[str, str]]) -> str:
-    """The model's whole reply. Raises LLMError."""
+def complete(settings: LLMSettings, messages: list[dict[str, str]], **extra: Any) -> str:
+    """The model's whole reply (``extra``: further litellm arguments). Raises LLMError."""
     litellm = _client()
     try:
-        response = litellm.completion(**_arguments(settings, messages))
+        response = litellm.completion(**_arguments(settings, messages), **extra)
         text = response.choices[0].message.content or ""
     except LLMError:
         raise
@@ -79,6 +80,38 @@ def complete(settings: LLMSettings, messages: list[dict[str, str]]) -> str:
     if not text.strip():
         raise LLMError("the model returned an empty answer")
     return text
+
+
+def complete_structured(settings: LLMSettings, messages: list[dict[str, str]], response_format: dict) -> tuple[str, dict[str, int]]:
+    """The model's whole reply under a JSON ``response_format`` (the server constrains the
+    output to the schema it names), and its token usage ({"prompt_tokens", "completion_tokens"},
+    0 where the server reports none). Raises LLMError; the caller validates the JSON."""
+    litellm = _client()
+    try:
+        response = litellm.completion(**_arguments(settings, messages, response_format=response_format))
+        text = response.choices[0].message.content or ""
+        usage = getattr(response, "usage", None)
+    except LLMError:
+        raise
+    except Exception as error:
+        raise LLMError(_describe(error)) from error
+    if not text.strip():
+        raise LLMError("the model returned an empty answer")
+    tokens = {name: int(getattr(usage, name, 0) or 0) for name in ("prompt_tokens", "completion_tokens")}
+    return text, tokens
+
+
+def complete_json(settings: LLMSettings, messages: list[dict[str, str]], schema: dict[str, Any],
+                  name: str = "reply") -> str:
+    """The model's reply constrained to JSON matching ``schema`` as far as the provider allows
+    (``settings.structured_output``); the caller still validates it. Raises LLMError."""
+    extra: dict[str, Any] = {}
+    if settings.structured_output == "json_schema":
+        extra["response_format"] = {"type": "json_schema", "json_schema": {"name": name, "schema": schema}}
+    elif settings.structured_output == "json_object":
+        # llama-cpp-python's server turns the schema into a grammar for the sampler.
+        extra["response_format"] = {"type": "json_object", "schema": schema}
+    return complete(settings, messages, **extra)
 
 
 def stream(settings: LLMSettings, messages: list[dict[str, str]]) -> Iterator[str]:

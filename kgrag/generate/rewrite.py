@@ -69,12 +69,12 @@ def accept(reply: str, completion: Completion) -> str:
         raise RewriteRejected("the LLM's rewrite is not in the question's language")
     if text.casefold() == completion.original.casefold():
         raise RewriteRejected("the LLM repeated the follow-up unchanged")
-    if not _shares_a_term(text, completion.carried_from):
+    if not shares_a_term(text, completion.carried_from):
         raise RewriteRejected("the LLM's rewrite shares no term with the earlier questions")
     return text
 
 
-def _shares_a_term(text: str, earlier: list[str]) -> bool:
+def shares_a_term(text: str, earlier: list[str]) -> bool:
     """A content word (or, in Chinese, two consecutive characters) of the earlier questions."""
     own = {t.casefold() for t in content_terms(text)}
     bigrams = {m.group()[i:i + 2] for m in han_runs(text) for i in range(len(m.group()) - 1)}

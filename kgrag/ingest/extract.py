@@ -53,6 +53,7 @@ from kgrag.types import (
 )
 
 if TYPE_CHECKING:
+    from kgrag.ingest.llm_extract import LLMExtractor
     from kgrag.ingest.terms import DocumentTerms, TermExtractor
 
 _TITLE_SPAN = -1  # span id of the title pseudo-mention
@@ -102,9 +103,10 @@ def _select(candidates: list[tuple[int, int, int, _Item]], length: int) -> list[
 
 class Extractor:
     def __init__(self, settings: ExtractionSettings, gazetteer: Gazetteer, recognizer: EntityRecognizer | None,
-                 terms: TermExtractor | None = None):
+                 terms: TermExtractor | None = None, llm: LLMExtractor | None = None):
         self.settings = settings
         self.terms = terms  # domain terms and structure (kgrag.ingest.terms); None: NER only
+        self.llm = llm  # optional LLM extraction (kgrag.ingest.llm_extract); None: off
         self.gazetteer = gazetteer
         self.recognizer = recognizer
         # Name and type of every entity this extractor created, so a later document that links
@@ -172,6 +174,8 @@ class Extractor:
             for key in sorted(counts):
                 mentions.append(Mention(key, chunk.id, counts[key], first[key][1]))
             relations.extend(self._relations(chunk.id, counts, first, span_ids, title_keys))
+            if self.llm is not None:
+                self._merge_llm(chunk, set(counts), entities, mentions, relations)
         for key in title_keys:
             titled = entities.get(key)
             if titled is not None and key not in self._known and titled.type == CONCEPT:
@@ -250,6 +254,42 @@ class Extractor:
             for a, b in combinations(kept, 2)  # kept is sorted, so a < b
             if span_ids[a] != span_ids[b]  # two readings of one ambiguous surface
         ]
+
+    # -- optional LLM extraction (kgrag.ingest.llm_extract) -----------------------------------
+    def _merge_llm(self, chunk: Chunk, mentioned: set[str], entities: dict[str, _EntityState],
+                   mentions: list[Mention], relations: list[Relation]) -> None:
+        """The LLM's entities of one chunk join the graph (a known spelling resolves to its
+        entity, a new one is typed ``llm:<TYPE>``), with a mention in the chunk and their
+        aliases; its relations become ``llm:<RELATION>`` edges evidenced by the chunk."""
+        from kgrag.ingest.llm_extract import entity_type, relation_type
+
+        assert self.llm is not None
+        found, links = self.llm.read(chunk)
+        keys: dict[str, str] = {}
+        for entity in found:
+            if is_noise_name(entity.name) or not matchable(normalize_alias(entity.name)):
+                continue
+            key = self._key(entity.name)
+            new = key not in entities and key not in self._known
+            state = self._note_entity(entities, key, entity.name, None)
+            if new:
+                state.type = entity_type(entity.type)
+                self.gazetteer.add(entity.name, key)
+            spellings = {normalize_alias(state.name), *map(normalize_alias, state.aliases)}
+            for alias in entity.aliases:
+                if normalize_alias(alias) not in spellings and not self.gazetteer.lookup(alias) \
+                        and matchable(normalize_alias(alias)):
+                    state.aliases.append(alias)
+                    spellings.add(normalize_alias(alias))
+                    self.gazetteer.add(alias, key)
+            if key not in mentioned:
+                mentions.append(Mention(key, chunk.id, 1, entity.name))
+                mentioned.add(key)
+            keys[entity.name] = key
+        for link in links:
+            a_key, b_key = keys.get(link.source), keys.get(link.target)
+            if a_key and b_key and a_key != b_key:
+                relations.append(Relation(a_key, b_key, chunk.id, relation_type(link.relation), 1.0))
 
     # -- terms and structure (kgrag.ingest.terms) -------------------------------------------
     def _key(self, name: str) -> str:

@@ -20,9 +20,11 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from kgrag.config import MetadataSettings
 from kgrag.errors import StoreError
 from kgrag.ingest.chunking import Chunker
 from kgrag.ingest.cross_lingual import complete_multilingual_blocks
+from kgrag.ingest.facets import record_facets
 from kgrag.ingest.loaders import LoadError, discover, load
 from kgrag.lexicon.scripts import is_mainly_han, is_mainly_non_latin
 from kgrag.models.base import CorpusEmbedder, Embedder
@@ -94,6 +96,9 @@ class IngestReport:
     seconds: dict[str, float] = field(default_factory=lambda: dict.fromkeys(STAGES, 0.0))
     wall_seconds: float = 0.0
     totals: dict[str, int] = field(default_factory=dict)  # store stats after the run
+    # Optional LLM extraction's cost and skipped chunks (``kgrag.ingest.llm_extract.LLMCost``);
+    # None when it is off.
+    llm: dict | None = None
 
     @property
     def ok(self) -> bool:
@@ -134,8 +139,11 @@ class IngestJob:
         embedder_factory: Callable[[], Embedder],
         extractor_factory: Callable[[], object],
         journal: WriteJournal | None = None,
+        metadata: MetadataSettings | None = None,
     ):
-        """``journal`` None: one in memory (no recovery across processes; tests)."""
+        """``journal`` None: one in memory (no recovery across processes; tests).
+        ``metadata``: where documents' facets are read from (``kgrag.ingest.facets``)."""
+        self.metadata = metadata or MetadataSettings()
         if journal is None:
             from kgrag.stores.sqlite.journal import MEMORY, SqliteWriteJournal
 
@@ -206,6 +214,7 @@ class IngestJob:
                 known[doc_id] = DELETED
         pending: list[Document] = []
         for doc in docs:
+            record_facets(doc, self.metadata)  # before the hash is compared: it may change it
             old = known.get(doc.id)
             if old == doc.hash:
                 report.unchanged += 1
@@ -214,8 +223,7 @@ class IngestJob:
             pending.append(doc)
 
         tracker = _Progress(len(pending), progress, on_document)
-        mixed = _mixed_scripts(pending)
-        self._complete_cross_lingual(pending, report)
+        mixed = self._bilingual(pending, report)
         try:
             for group in self._groups(pending, report, tracker):
                 self._process_group(group, report, tracker, mixed)
@@ -228,6 +236,10 @@ class IngestJob:
             with _timed(report, "prepare reads"):
                 self.graph.prepare_reads()
 
+        llm = getattr(self._extractor, "llm", None)
+        if llm is not None:  # its cost during this run, then counting starts again
+            report.llm = llm.cost.to_dict()
+            llm.cost = type(llm.cost)()
         report.wall_seconds = time.perf_counter() - started
         report.totals = {**self.graph.stats(), "indexed_chunks": self.chunk_index.count(searchable_only=True)}
         return report
@@ -288,6 +300,8 @@ class IngestJob:
                     _drop(report, doc.id)
                     tracker.document(doc.id, False, report.chunks_written)
                     continue
+            for chunk in chunks:  # every chunk carries its document's facets (kgrag.facets)
+                chunk.metadata.update(doc.facets)
             group.append((doc, chunks))
             size += sum(1 for c in chunks if c.searchable)
             if size >= GROUP_CHUNKS:
@@ -323,17 +337,26 @@ class IngestJob:
             report.chunks_written += n
             tracker.document(doc.id, True, report.chunks_written)
 
-    def _complete_cross_lingual(self, pending: Sequence[Document], report: IngestReport) -> None:
-        """Chinese documents arriving: stored English chunks get their multilingual block first
-        (``kgrag.ingest.cross_lingual``; before the Chinese documents are written, so a crash
-        converges)."""
+    def _bilingual(self, pending: Sequence[Document], report: IngestReport) -> bool:
+        """Whether this job's Latin-script passages also get a multilingual vector: the knowledge
+        base, these documents included, holds mainly-Chinese documents next to Latin-script ones
+        (the stored ones known by their ``language`` facet). Chinese documents arriving where
+        none were stored first complete the stored English chunks (``kgrag.ingest.cross_lingual``;
+        before the Chinese documents are written, so a crash converges)."""
+        mixed = _mixed_scripts(pending)
+        if not pending:
+            return mixed
         embedder = self.embedder
         if not (isinstance(embedder, CorpusEmbedder) and getattr(embedder, "cross_lingual", None) == "auto"):
-            return
-        if not any(is_mainly_han(doc.text[:4000]) for doc in pending):
-            return
-        with _timed(report, "embed"), self.journal.writing():
-            report.cross_lingual_completed = complete_multilingual_blocks(self.chunk_index, embedder, embedding_text)
+            return mixed
+        stored_chinese = "zh" in self.chunk_index.facet_catalog().languages
+        if any(is_mainly_han(doc.text[:4000]) for doc in pending):
+            if not stored_chinese:
+                with _timed(report, "embed"), self.journal.writing():
+                    report.cross_lingual_completed = complete_multilingual_blocks(
+                        self.chunk_index, embedder, embedding_text)
+            return mixed
+        return mixed or (stored_chinese and any(not is_mainly_non_latin(doc.text[:4000]) for doc in pending))
 
     def _embed(self, texts: list[str], mixed: bool):
         embedder = self.embedder

@@ -82,8 +82,9 @@ def has_latin_capital(text: str) -> bool:
 # character carries about as much as a short English word, so letters are counted one by one on
 # both sides and the bar is set well under one half.
 MAINLY_NON_LATIN_SHARE = 0.3
-_LATIN_LETTER = re.compile("[A-Za-z\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u024f]")  # Basic Latin .. Extended-B
-_NON_LATIN_LETTER = re.compile("[^\\W\\dA-Za-z_\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u024f]")
+LATIN_RANGES = "A-Za-z\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u024f"  # Basic Latin .. Extended-B letters
+_LATIN_LETTER = re.compile(f"[{LATIN_RANGES}]")
+_NON_LATIN_LETTER = re.compile(f"[^\\W\\d_{LATIN_RANGES}]")
 
 
 def is_mainly_non_latin(text: str) -> bool:
@@ -106,3 +107,13 @@ def is_mainly_han(text: str) -> bool:
         return False
     latin = len(_LATIN_LETTER.findall(text))
     return han >= MAINLY_NON_LATIN_SHARE * (latin + han)
+
+
+_LATIN_WORD = re.compile(f"[{LATIN_RANGES}]+")
+_OTHER_LETTER = re.compile(f"[^\\W\\d_{LATIN_RANGES}{HAN}]")
+
+
+def script_counts(text: str) -> tuple[int, int, int]:
+    """(Han characters, Latin-script words, other letters: kana, Hangul, Cyrillic ...) in
+    ``text``: what a document's language facet is decided from (``kgrag.facets``)."""
+    return len(_HAN_CHAR.findall(text)), len(_LATIN_WORD.findall(text)), len(_OTHER_LETTER.findall(text))

@@ -184,6 +184,16 @@ def word_coverage(question: str, read: Sequence[_Read]) -> float:
     return sum(1 for w in wanted if any(r.has(w) for r in read)) / len(wanted)
 
 
+def held_share(words: set[str], text: str) -> float:
+    """Share of ``words`` (``content_words`` of a question) that ``text`` holds, each as
+    ``_Read.has`` finds it (an inflection of an English word, a Chinese word as a substring)."""
+    if not words:
+        return 0.0
+    folded = fold(text)
+    seen = set(_LATIN_WORD.findall(HAN_RUN.sub(" ", folded)))
+    return sum(1 for w in words if (w in folded if has_han(w) else _inflection_found(w, seen))) / len(words)
+
+
 def content_words(text: str) -> set[str]:
     """The question's words that say what it is about: English words not stop words, Chinese
     words whose jieba part of speech is not a function word (pronoun, preposition, particle,

@@ -121,7 +121,7 @@ def fuse(results: Sequence[PathResult], query: Query, settings: RetrievalSetting
     by_name = {r.name: r for r in results}
     combine = score_fusion if settings.fusion == "score" else rrf
     fused = combine(results, weights, settings.rrf_k)
-    trusted = [r for r in results if r.name not in reasons]
+    trusted = [r for r in results if r.name not in reasons and r.keep_head]
     headed = keep_path_heads(fused, trusted, settings.keep_path_top)
     moved = _moved_heads(fused, trusted, settings.keep_path_top)
     items = [Fused(cid, score, ranks, {"rule": "path_head", "path": moved[cid]} if cid in moved else {"rule": "fusion"})

@@ -15,6 +15,7 @@ import numpy as np
 
 from kgrag.lexicon.normalize import normalize_alias
 from kgrag.lexicon.titles import title_aliases
+from kgrag.retrieve.abstain import content_words, held_share
 from kgrag.retrieve.types import PathResult, Query, SeedSupport
 from kgrag.stores.base import ChunkIndex, GraphReader
 from kgrag.types import GraphPath, ScoredId
@@ -34,6 +35,10 @@ HOME_BONUS = 3.0  # a path into the chunk whose title names the entity
 HOME_CANDIDATES = 150
 HOME_CANDIDATES_PER_SEED = 20
 FEEDBACK_CONFIDENCE = 0.8  # a seed taken from the best keyword hit, not from the question
+# A reached chunk's score is multiplied by 1 + WORDS_WEIGHT × the share of the question's
+# content words it holds (heading and text): the walk says which sections are near the
+# question's entities, the words say which of them is about what is asked (see ``search``).
+WORDS_WEIGHT = 1.0
 FRONTIER = 20  # entities a walk continues from at each further hop  # weight of a chunk's other paths from the same question entity
 
 
@@ -118,9 +123,9 @@ class GraphWalkPath:
 
     def __init__(self, graph: GraphReader, corpus_size: Callable[[], int], hops: int = 2,
                  max_entities: int = 200,
-                 chunk_titles: Callable[[list[str]], dict[str, str]] | None = None):
+                 read_chunks: Callable[[list[str]], dict[str, tuple[str, str]]] | None = None):
         self.graph = graph
-        self.chunk_titles = chunk_titles
+        self.read_chunks = read_chunks  # chunk id → (title, text), for the strongest candidates
         self.corpus_size = corpus_size
         self.hops = hops
         self.max_entities = max_entities
@@ -147,7 +152,8 @@ class GraphWalkPath:
                     found.append((chunk_id, key, weight * boost, path, i == 0))
         # Titles are read for the strongest candidates only (reading thousands costs more than
         # the whole walk); the bonus can at most triple a chunk's score.
-        homes = self._home_entities(_home_candidates(found, k, set(question)))
+        read = self._read(_home_candidates(found, k, set(question)))
+        homes = self._home_entities({cid: title for cid, (title, _) in read.items() if title})
         # chunk → seed → gains of the entities reached from that seed that the chunk mentions
         gains: dict[str, dict[str, list[float]]] = {}
         evidence: dict[str, list[tuple[float, GraphPath]]] = {}
@@ -163,6 +169,13 @@ class GraphWalkPath:
                 gains.setdefault(chunk_id, {}).setdefault(seed, []).append(gain)
                 evidence.setdefault(chunk_id, []).append((gain, path))
         scores = {cid: _chunk_score(by_seed) for cid, by_seed in gains.items()}
+        # Endpoints read: a section the walk reaches that also holds the question's words ranks
+        # above its neighbours that do not ("MEDDPPICC ... what does the 'E' stand for": every
+        # MEDDPPICC section is one hop away, the one on the economic buyer holds the words).
+        words = content_words(query.keyword_text) if read else set()
+        for cid, (title, text) in read.items():
+            if cid in scores:
+                scores[cid] *= 1.0 + WORDS_WEIGHT * held_share(words, f"{title}\n{text}")
         ranked = heapq.nsmallest(k, scores.items(), key=lambda kv: (-kv[1], kv[0]))
         kept = self._evidence(query, evidence, [cid for cid, _ in ranked])
         return PathResult(self.name, [ScoredId(c, s) for c, s in ranked], kept, ms=_ms(t), support=support)
@@ -255,13 +268,17 @@ class GraphWalkPath:
             df.update(self.graph.entity_chunk_counts(frontier))
         return paths, df
 
-    def _home_entities(self, chunk_ids: set[str]) -> dict[str, set[str]]:
+    def _read(self, chunk_ids: set[str]) -> dict[str, tuple[str, str]]:
+        if self.read_chunks is None or not chunk_ids:
+            return {}
+        return self.read_chunks(sorted(chunk_ids))
+
+    def _home_entities(self, titles: dict[str, str]) -> dict[str, set[str]]:
         """chunk → the entities its title names: a chunk is *about* the entity in its title
         (a Wikipedia page, a manual section), so a path into it counts more than a passing
         mention elsewhere."""
-        if self.chunk_titles is None or not chunk_ids:
+        if not titles:
             return {}
-        titles = self.chunk_titles(sorted(chunk_ids))
         by_alias: dict[str, list[str]] = {}
         for cid, title in titles.items():
             for form in title_aliases(title):

@@ -6,9 +6,10 @@ harness all call ``Retriever.retrieve``, so what is measured is what is served.
 from __future__ import annotations
 
 import copy
+import datetime as dt
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 from kgrag.config import RetrievalSettings
@@ -16,6 +17,7 @@ from kgrag.errors import InputError
 from kgrag.lexicon.scripts import has_han
 from kgrag.models.base import CorpusEmbedder, Embedder, Reranker
 from kgrag.retrieve.abstain import GATE_DEPTH, assess, gate_settings
+from kgrag.retrieve.constraints import CatalogCache, merge_filters
 from kgrag.retrieve.exclude import Exclusion
 from kgrag.retrieve.followup import Completion, Turn, complete
 from kgrag.retrieve.fusion import Fused, Fusion, fuse
@@ -23,6 +25,8 @@ from kgrag.retrieve.iterate import EntityFeedbackDriver, Iteration, IterationDri
 from kgrag.retrieve.linking import EntityLinker
 from kgrag.retrieve.paths import DensePath, GraphWalkPath, KeywordPath
 from kgrag.retrieve.postprocess import drop_overlapping, expand_parents
+from kgrag.retrieve.recency import Recency, prefer_recent
+from kgrag.retrieve.rewrite import REWRITES, QueryLLM, Rewriting, parse_rewrites, run_rewrites
 from kgrag.retrieve.types import PATHS, Hit, PathResult, Query, RetrievalPath, RetrievalResult
 from kgrag.retrieve.understand import Understanding, small_talk_reply, split_topic, understand
 from kgrag.stores.base import ChunkIndex, GraphReader
@@ -53,11 +57,14 @@ class Retriever:
         linker: EntityLinker | None = None,
         rewriter: Callable[[Completion], str] | None = None,
         driver: IterationDriver | None = None,
+        query_llm: QueryLLM | None = None,
     ):
         """``rewriter``: turns a follow-up into a standalone question (the LLM, when one is
         configured: ``kgrag.generate.rewrite``); any exception it raises keeps the rule's
         completion, with the reason in the trace. ``driver``: plans iterative rounds (default:
-        the LLM-free ``EntityFeedbackDriver``)."""
+        the LLM-free ``EntityFeedbackDriver``). ``query_llm``: rewrites questions when a rewrite
+        is switched on (``kgrag.retrieve.rewrite``; None: a switched-on rewrite adds nothing and
+        the trace says no LLM is configured)."""
         self.settings = settings
         self.chunk_index = chunk_index
         self.graph = graph
@@ -65,18 +72,24 @@ class Retriever:
         self.reranker = reranker
         self.linker = linker or EntityLinker(graph, settings.fuzzy_link_threshold)
         self.rewriter = rewriter
-        self.driver = driver or EntityFeedbackDriver(
+        self.query_llm = query_llm
+        self.entity_driver = EntityFeedbackDriver(
             graph.chunk_entities, lambda ids: [c.text for c in chunk_index.get(ids)], lambda: self.settings.iterate_hits)
+        self.driver: IterationDriver = driver or self.entity_driver
         self.paths: dict[str, RetrievalPath] = {
             "dense": _dense_path(chunk_index, embedder),
             "bm25": KeywordPath(chunk_index),
             "graph": GraphWalkPath(
                 graph, lambda: chunk_index.count(searchable_only=True), hops=settings.hops,
-                chunk_titles=lambda ids: {c.id: c.title for c in chunk_index.get(ids) if c.title},
+                read_chunks=lambda ids: {c.id: (c.title, c.text) for c in chunk_index.get(ids)},
             ),
         }
         self._pool: ThreadPoolExecutor | None = None
         self._pool_pid = 0
+        # What the documents carry, for the question's constraints (kgrag.retrieve.constraints),
+        # and the day relative dates ("最近一年") count from: tests replace it.
+        self.facets = CatalogCache(chunk_index)
+        self.today: Callable[[], dt.date] = lambda: dt.datetime.now(dt.UTC).date()
 
     @property
     def pool(self) -> ThreadPoolExecutor:
@@ -103,13 +116,17 @@ class Retriever:
         history: Sequence[Turn] = (),
         iterate: bool | None = None,
         driver: IterationDriver | None = None,
+        rewrites: Collection[str] | None = None,
+        recency: Recency | None = None,
     ) -> RetrievalResult:
         """``history``: the conversation's earlier turns, oldest first. A follow-up question
         ("and the next one?") is completed from them before any path runs
         (``kgrag.retrieve.followup``); a standalone question is searched as written.
         ``iterate``: run retrieve–reason rounds after the first (``kgrag.retrieve.iterate``;
         None: ``settings.iterate``); they need the graph path. ``driver``: plans them instead of
-        ``self.driver`` (the eval's ``+iter-llm``, a request naming the LLM driver)."""
+        ``self.driver`` (the eval's ``+iter-llm``, a request naming the LLM driver).
+        ``rewrites``: the LLM query rewrites to run (``kgrag.retrieve.rewrite.REWRITES``; None:
+        those the settings switch on). ``recency``: prefer newer documents (``kgrag.retrieve.recency``; None: the settings')."""
         s = self.settings
         t_start = time.perf_counter()
         timings: dict[str, float] = {}
@@ -122,6 +139,13 @@ class Retriever:
             return RetrievalResult(query, [], None, timings)
         results = self.search_paths(query, timings, own_links=own_links)
         timings["link"] = round(timings["link"] + completing, 2)
+        rewriting: list[Rewriting] = []
+        if kinds := self._rewrites(rewrites):
+            t = time.perf_counter()
+            added, rewriting = run_rewrites(self.query_llm, kinds, query,
+                                            lambda sub, paths: self.search_paths(sub), s.multi_query_n)
+            results = [*results, *added]
+            timings["rewrite"] = _ms(t)
 
         t = time.perf_counter()
         fusion = fuse(results, query, s, names_in=self.graph.chunk_entities)
@@ -139,7 +163,9 @@ class Retriever:
 
         t = time.perf_counter()
         pool_size = max(query.top_k, s.rerank_top) if (rerank and self.reranker) else query.top_k
-        hits = self._hits(fusion.items, evidence, filters, pool_size * 2, query.exclusion)
+        hits = self._hits(fusion.items, evidence, query.filters, pool_size * 2, query.exclusion)
+        if (recency := recency or self._default_recency()) is not None:
+            hits = prefer_recent(hits, recency, self.today())
         timings["fetch"] = _ms(t)
 
         reranker_name = None
@@ -162,7 +188,8 @@ class Retriever:
         timings["total"] = _ms(t_start)
         return RetrievalResult(query, hits, reranker_name, timings, below_threshold=below, gate=gate.to_dict(),
                                path_weights=fusion.weights, weight_reasons=fusion.reasons,
-                               evidence_set=[p.chunk_id for p in fusion.evidence], iteration=iteration)
+                               evidence_set=[p.chunk_id for p in fusion.evidence], iteration=iteration,
+                               rewriting=rewriting)
 
     def new_query(
         self, question: str, *, top_k: int | None = None, filters: SearchFilter | None = None,
@@ -183,8 +210,9 @@ class Retriever:
         completion, own_links = self._complete(question, history)
         if completion is not None:
             question = completion.question
-        understanding = understand(question)
-        query = Query(understanding.search_text, top_k or self.settings.top_k, filters, modes,
+        understanding = understand(question, self.facets, self.today())
+        understanding.filters = merge_filters(filters, understanding.constraint_filter)
+        query = Query(understanding.search_text, top_k or self.settings.top_k, understanding.filters, modes,
                       completion=completion, understanding=understanding)
         if understanding.search_text != question or understanding.keyword_text != question:
             own_links = None  # linked from the text as asked; link again from what is searched
@@ -252,10 +280,19 @@ class Retriever:
         def fuse_all(all_results: list[PathResult], q: Query) -> Fusion:
             return fuse(all_results, q, s, names_in=self.graph.chunk_entities)
 
+        budget_ms = s.iterate_llm_ms if driver.name == "llm" else s.iterate_ms
         return run_rounds(driver, query, results, fusion, search, fuse_all,
-                          max_rounds=s.iterate_rounds, budget_ms=s.iterate_ms, started=started)
+                          max_rounds=s.iterate_rounds, budget_ms=budget_ms, started=started)
 
     # -- stages --------------------------------------------------------------------------------
+    def _rewrites(self, asked: Collection[str] | None) -> tuple[str, ...]:
+        if asked is None:
+            return tuple(k for k in REWRITES if getattr(self.settings, k))
+        try:
+            return parse_rewrites(asked)
+        except ValueError as exc:
+            raise RetrievalError(str(exc)) from exc
+
     def _complete(self, question: str, history: Sequence[Turn]) -> tuple[Completion | None, list | None]:
         """The question completed from the conversation, and the entities the question links
         on its own (both None without history: nothing to decide)."""
@@ -302,6 +339,11 @@ class Retriever:
         linked = {le.key for le in query.linked} | (query.exclusion.entities if query.exclusion else set())
         keys = [k for cid in top for k in by_chunk.get(cid, []) if k not in linked]
         return list(dict.fromkeys(keys))
+
+    def _default_recency(self) -> Recency | None:
+        s = self.settings
+        return None if s.recency_half_life_days is None else Recency(
+            half_life_days=s.recency_half_life_days, weight=s.recency_weight)
 
     def _hits(self, fused: list[Fused], evidence: dict[str, list[GraphPath]],
               filters: SearchFilter | None, limit: int, exclusion: Exclusion | None = None) -> list[Hit]:

@@ -67,6 +67,8 @@ def trace_dict(result: RetrievalResult) -> dict[str, Any]:
         "gate": result.gate,
         "timings_ms": result.timings_ms,
         "iteration": None if result.iteration is None else result.iteration.trace(),
+        "rewriting": [r.trace() for r in result.rewriting],
+        "llm_calls": result.llm_calls,
         "understanding": None if q.understanding is None else q.understanding.trace(),
         "exclusion": None if q.exclusion is None else q.exclusion.trace(),
     }

@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from kgrag.retrieve.exclude import Exclusion
     from kgrag.retrieve.followup import Completion
     from kgrag.retrieve.iterate import Iteration
+    from kgrag.retrieve.rewrite import Rewriting
     from kgrag.retrieve.understand import Understanding
 
 PATHS = ("dense", "bm25", "graph")
@@ -84,6 +85,9 @@ class PathResult:
     # Graph path only: page chunk id → seed → that seed's best route to the entity the page is
     # about (only chunks whose title names an entity the walk reached).
     support: dict[str, dict[str, SeedSupport]] = field(default_factory=dict)
+    # False for a list searched with an LLM's rewrite: it votes in fusion, but its first hit is
+    # not kept in the fused head (fusion.keep_path_heads).
+    keep_head: bool = True
 
 
 class RetrievalPath(Protocol):
@@ -134,3 +138,10 @@ class RetrievalResult:
     evidence_set: list[str] = field(default_factory=list)
     # The retrieve–reason rounds (None: iteration was off or not possible for these paths).
     iteration: Iteration | None = None
+    # The LLM query rewrites tried (kgrag.retrieve.rewrite), each with its lists or why none.
+    rewriting: list[Rewriting] = field(default_factory=list)
+
+    @property
+    def llm_calls(self) -> int:
+        """LLM calls retrieval made for this question (rewrites and the iteration driver)."""
+        return sum(r.llm_calls for r in self.rewriting) + (self.iteration.llm_calls if self.iteration else 0)

@@ -1,7 +1,9 @@
 """LLM-free query understanding, run on every question before any path: small talk is answered
 without retrieval, politeness and filler are stripped from what the keyword path and the
 entity linker read, and exclusions ("not about X", "除了X", "不包括X", ", without X") become
-constraints every path obeys instead of words to match.
+constraints every path obeys instead of words to match, and constraints on which documents to
+search ("documents from 2023", "最近一年", "in the PDFs") become a metadata filter
+(``kgrag.retrieve.constraints``) when the documents carry that metadata.
 
 Rules, not a model: they are anchored (filler only at the start or end of the question, an
 exclusion only after its cue), so a question that merely contains "please" or "without" in its
@@ -11,10 +13,16 @@ content keeps it. ``understand`` never fails; what it decided is in the trace
 
 from __future__ import annotations
 
+import datetime as dt
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
+from kgrag.facets import FacetCatalog
 from kgrag.lexicon.scripts import has_han
+from kgrag.retrieve.constraints import read_constraints
+from kgrag.stores.filters import SearchFilter
 
 # Whole-message small talk (after trimming punctuation, emoji and whitespace), en and zh.
 _SMALL_TALK_EN = re.compile(
@@ -83,20 +91,43 @@ class Understanding:
     stripped: list[str] = field(default_factory=list)  # the filler removed, as written
     reply: str | None = None
     route: str = "retrieve"  # "retrieve" | "small_talk"
+    # Document constraints found in the question (applied or not, with the reason) and the
+    # filter the applied ones make; ``filters``: that merged with the request's (the search's).
+    constraints: list[dict[str, Any]] = field(default_factory=list)
+    constraint_filter: SearchFilter | None = None
+    filters: SearchFilter | None = None
 
     def trace(self) -> dict[str, object]:
-        return {"route": self.route, "search_text": self.search_text, "keyword_text": self.keyword_text,
-                "stripped": self.stripped, "exclusions": self.exclusions}
+        out: dict[str, object] = {"route": self.route, "search_text": self.search_text,
+                                  "keyword_text": self.keyword_text, "stripped": self.stripped,
+                                  "exclusions": self.exclusions}
+        if self.constraints:
+            out["constraints"] = self.constraints
+            out["filters"] = self.filters.as_dict() if self.filters is not None else None
+        return out
 
 
-def understand(question: str) -> Understanding:
-    """The decisions for ``question`` (already stripped, non-empty)."""
+def understand(question: str, catalog: Callable[[], FacetCatalog | None] | None = None,
+               today: dt.date | None = None) -> Understanding:
+    """The decisions for ``question`` (already stripped, non-empty). ``catalog``: what the
+    documents carry (read only when the question states a constraint); None reads no
+    constraints. ``today``: the day relative dates count from (default: today, UTC)."""
     reply = small_talk_reply(question)
     if reply is not None:
         return Understanding(question, question, question, reply=reply, route="small_talk")
     exclusions, search_text = _exclusions(question)
     keyword_text, stripped = strip_filler(search_text)
-    return Understanding(question, search_text, keyword_text, exclusions, stripped)
+    said = Understanding(question, search_text, keyword_text, exclusions, stripped)
+    if catalog is not None:
+        found = read_constraints(search_text, catalog, today or dt.datetime.now(dt.UTC).date())
+        said.constraints = [c.to_dict() for c in found.found]
+        said.constraint_filter = found.filter
+        for span in found.spans:  # words about which documents, not about the answer
+            rest = re.sub(rf"(?:\b(?:the|our|all)\s+)?{re.escape(span)}", " ", said.keyword_text, flags=re.I)
+            rest = re.sub(r"\s+(?=[?.!,;:？。！，])", "", re.sub(r"\s{2,}", " ", rest)).strip()
+            if _has_content(rest):
+                said.keyword_text = rest
+    return said
 
 
 def small_talk_reply(question: str) -> str | None:

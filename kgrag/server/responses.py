@@ -119,12 +119,41 @@ class IterationTrace(_Open):
     llm_calls: int
 
 
+class RewriteQueryOut(_Open):
+    text: str = Field(description="what the LLM gave: a HyDE passage, a paraphrase, a sub-question, a step-back question")
+    paths: list[str] = Field(description="the ranked lists it added to fusion (e.g. dense@hyde, graph@sq1)")
+    evidence: dict[str, list[str]] = Field(description="list -> its best chunk ids")
+
+
+class RewritingTrace(_Open):
+    kind: Literal["hyde", "multi_query", "decompose", "step_back"]
+    queries: list[RewriteQueryOut]
+    llm_calls: int
+    llm_ms: float = Field(description="milliseconds waiting on the LLM")
+    ms: float = Field(description="milliseconds in all, the searches included")
+    fallback_reason: str | None = Field(description="why it added nothing (no LLM, timeout, bad JSON, refusal...)")
+
+
+class ConstraintTrace(_Open):
+    text: str = Field(description="the words of the question")
+    facet: Literal["date", "doc_type", "tags"]
+    value: dict[str, Any] = Field(description="the filter keys it sets (date_from/date_to, doc_type, tags)")
+    applied: bool
+    reason: str
+
+
 class UnderstandingTrace(_Open):
     route: Literal["retrieve", "small_talk"] = Field(description="small_talk: answered with a short reply, nothing retrieved")
     search_text: str = Field(description="what the paths searched with (exclusion clauses removed)")
     keyword_text: str = Field(description="what BM25 and entity linking read (politeness and filler removed)")
     stripped: list[str] = Field(description="the filler removed, as written")
     exclusions: list[str] = Field(description="topics the question excludes")
+    constraints: list[ConstraintTrace] | None = Field(
+        None, description="constraints on which documents to search read from the question (present only when "
+                          "some were found), each applied or not with the reason (kgrag/retrieve/constraints.py)")
+    filters: dict[str, Any] | None = Field(
+        None, description="the filters searched with: the request's AND the applied constraints (the request wins "
+                          "on a key both set); present with constraints")
 
 
 class ExclusionTrace(_Open):
@@ -150,6 +179,8 @@ class TraceOut(_Open):
     timings_ms: dict[str, float]
     conversation: ConversationTrace | None = Field(None, description="null when no history was sent")
     iteration: IterationTrace | None = Field(None, description="the retrieve-reason rounds; null: one round")
+    rewriting: list[RewritingTrace] = Field(default_factory=list, description="the LLM query rewrites run")
+    llm_calls: int = Field(0, description="LLM calls retrieval made (rewrites, the LLM iteration driver)")
     understanding: UnderstandingTrace | None = None
     exclusion: ExclusionTrace | None = Field(None, description="null when the question excludes nothing")
     generation: GenerationTrace | None = None

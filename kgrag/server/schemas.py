@@ -8,6 +8,8 @@ from flask import request
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 from kgrag.retrieve.followup import Turn
+from kgrag.retrieve.recency import Recency
+from kgrag.retrieve.rewrite import REWRITES
 from kgrag.retrieve.types import PATHS
 from kgrag.server.errors import ApiError
 from kgrag.stores.filters import SearchFilter
@@ -23,6 +25,8 @@ MAX_ANSWER_CHARS = 8000
 MAX_JSON_DEPTH = 32
 PathName = Literal["dense", "bm25", "graph"]
 assert set(get_args(PathName)) == set(PATHS), "PathName must list the retrieval paths"
+RewriteName = Literal["hyde", "multi_query", "decompose", "step_back"]
+assert get_args(RewriteName) == REWRITES, "RewriteName must list the query rewrites"
 
 
 def _json_integer(value: Any) -> Any:
@@ -59,6 +63,15 @@ class RetrieveRequest(BaseModel):
     iterate: bool | None = Field(
         None, strict=True, description="retrieve-reason rounds after the first retrieval (entities the best hits "
                                        "name seed further graph walks); null: the server's retrieval.iterate")
+    iterate_driver: Literal["entities", "llm"] | None = Field(
+        None, description="who plans the rounds: 'entities' (LLM-free) or 'llm' (needs llm.model); "
+                          "null: the server's retrieval.iterate_driver")
+    rewrite: list[RewriteName] | None = Field(
+        None, description="LLM query rewrites to run before the paths: hyde, multi_query, decompose, "
+                          "step_back ([]: none; null: those the server's settings switch on)")
+    recency: Recency | None = Field(
+        None, description="prefer newer documents: fused score x (1 + weight x 2^(-age_days / half_life_days)); "
+                          "null: the server's retrieval.recency_half_life_days (off by default)")
     history: list[HistoryTurn] = Field(
         default_factory=list, max_length=MAX_HISTORY_TURNS,
         description="earlier turns of the conversation, oldest first: a follow-up question "

@@ -32,6 +32,7 @@ from typing import Any, NamedTuple, Protocol, runtime_checkable
 import numpy as np
 
 from kgrag.errors import StoreError
+from kgrag.facets import FacetCatalog
 from kgrag.stores.filters import SearchFilter
 from kgrag.types import Chunk, Document, Entity, GraphPath, Mention, Relation, ScoredId
 
@@ -79,6 +80,9 @@ class ChunkIndex(Protocol):
 
     def iter_chunks(self, batch_size: int = 500) -> Iterator[tuple[Chunk, np.ndarray | None]]:
         """Every chunk with its vector (None for parents): used by transfer and eval."""
+
+    def facet_catalog(self) -> FacetCatalog:
+        """The doc types, tags and date span the searchable chunks carry (``kgrag.facets``)."""
 
     def close(self) -> None:
         ...

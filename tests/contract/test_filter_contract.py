@@ -4,7 +4,10 @@
 The corpus is built to catch translations that are almost right: section paths and ids that a
 LIKE pattern (``%``, ``_``), a wildcard or regexp query (``*``, ``?``, ``.``, ``\\``), a
 case-folding comparison, or a byte-counting prefix (CJK, an emoji) would wrongly match. Each
-search runs once per filter case and every disagreement is listed at the end.
+search runs once per filter case and every disagreement is listed at the end. Document facets
+(``kgrag.facets``) include the unknown (a document without them, as a knowledge base built before
+they were recorded), case variants of a tag, and malformed values every engine must read as
+unknown.
 """
 
 from __future__ import annotations
@@ -33,16 +36,32 @@ DOCUMENTS = [
 ]
 
 
+# Facets per document id; a document not listed has none (unknown on every facet).
+FACETS: dict[str, dict] = {
+    "guide": {"language": "en", "doc_type": "markdown", "tags": ["setup", "Linux"], "date": "2023-01-01",
+              "date_source": "front_matter"},
+    "Guide": {"language": "en", "doc_type": "pdf", "tags": ["linux"], "date": "2023-12-31", "date_source": "field"},
+    "g_ide": {"language": "mixed", "doc_type": "pdf", "tags": [], "date": "2022-12-31", "date_source": "mtime"},
+    "gXide": {"language": "en", "doc_type": "text", "date": "2024-02-29", "date_source": "field"},
+    "what?": {"language": "EN", "doc_type": "PDF", "tags": ["setup%", "set_up"], "date": "2023-6-1"},  # malformed day
+    "zh-树": {"language": "zh", "doc_type": "markdown", "tags": ["算法", "树"], "date": "2023-06-15",
+             "date_source": "front_matter"},
+    "emoji 😀": {"language": ["en"], "doc_type": 5, "tags": "setup", "date": 20230101},  # wrong types: unknown
+}
+
+
 def _corpus() -> list[Chunk]:
     chunks = []
     for doc_id, source, paths in DOCUMENTS:
         parent = f"{doc_id}#parent"
+        facets = FACETS.get(doc_id, {})
         # A parent matches the same filters as its children and must never come back.
         chunks.append(Chunk(id=parent, doc_id=doc_id, source=source, section_path=paths[0],
-                            text=f"{WORD} parent of {doc_id}", is_parent=True, ordinal=0))
+                            text=f"{WORD} parent of {doc_id}", is_parent=True, ordinal=0, metadata=dict(facets)))
         for i, path in enumerate(paths, start=1):
             chunks.append(Chunk(id=f"{doc_id}#{i}", doc_id=doc_id, source=source, section_path=path,
-                                text=f"{WORD} chunk {i} of {doc_id}", parent_id=parent, ordinal=i))
+                                text=f"{WORD} chunk {i} of {doc_id}", parent_id=parent, ordinal=i,
+                                metadata=dict(facets)))
     return chunks
 
 
@@ -80,6 +99,18 @@ CASES: list[dict] = [
     {"doc_id": "100%", "source": "C:\\docs\\x.txt", "section_path_prefix": "back\\"},
     {"doc_id": "guide", "source": "docs/Guide.md"},  # contradictory: nothing
     {"doc_id": ["what?", "gXide"], "source": "docs/*.md", "section_path_prefix": "star"},
+    # facets
+    {"language": "en"}, {"language": "zh"}, {"language": ["en", "mixed"]}, {"language": "EN"}, {"language": "other"},
+    {"doc_type": "pdf"}, {"doc_type": ["markdown", "text"]}, {"doc_type": "PDF"}, {"doc_type": "5"},
+    {"tags": "linux"}, {"tags": "Linux"}, {"tags": ["setup", "树"]}, {"tags": "setup%"}, {"tags": "set"},
+    {"tags": ["no-such-tag"]},
+    {"date_from": "2023-01-01"}, {"date_to": "2023-01-01"}, {"date_from": "2023-01-01", "date_to": "2023-12-31"},
+    {"date_from": "2023-01-02", "date_to": "2023-12-30"}, {"date_from": "2024-02-29", "date_to": "2024-02-29"},
+    {"date_from": "2025-01-01"}, {"date_to": "1999-12-31"},
+    {"date_from": "2024-01-01", "date_to": "2023-01-01"},  # reversed: an empty range, matches nothing
+    {"language": "en", "doc_type": "pdf", "date_from": "2023-06-01"},
+    {"doc_id": ["guide", "zh-树"], "tags": "树", "section_path_prefix": "树"},
+    {"doc_type": "markdown", "date_to": "2023-03-01", "tags": ["setup", "linux"]},
 ]
 
 
@@ -106,7 +137,7 @@ def _disagreements(search) -> list[str]:
 def test_the_cases_exercise_every_key_and_both_outcomes():
     """Guards the corpus itself: each key appears, and cases keep some, all and none."""
     kept = [len(_expected(SearchFilter.parse(raw))) for raw in CASES]
-    assert {k for raw in CASES for k in raw} == {"doc_id", "source", "section_path_prefix"}
+    assert {k for raw in CASES for k in raw} == set(SearchFilter.model_fields)
     assert 0 in kept and len(SEARCHABLE) in kept and any(0 < n < len(SEARCHABLE) for n in kept)
     # The traps trap: a LIKE, wildcard or case-folding reading of these would keep more.
     assert _expected(SearchFilter(section_path_prefix="Guide / 2.")) == {"guide#1", "guide#2"}
@@ -116,6 +147,12 @@ def test_the_cases_exercise_every_key_and_both_outcomes():
     assert _expected(SearchFilter(section_path_prefix="star*")) == {"what?#3"}
     assert _expected(SearchFilter(section_path_prefix="back\\")) == {"100%#1", "100%#3"}
     assert _expected(SearchFilter(section_path_prefix="树 > ")) == {"zh-树#1", "zh-树#2"}
+    # Facets: exact and case-sensitive, any-of tags, inclusive days, malformed values unknown.
+    assert {c.split("#")[0] for c in _expected(SearchFilter.parse({"tags": "linux"}))} == {"Guide"}
+    assert {c.split("#")[0] for c in _expected(SearchFilter.parse({"doc_type": "pdf"}))} == {"Guide", "g_ide"}
+    in_2023 = SearchFilter.parse({"date_from": "2023-01-01", "date_to": "2023-12-31"})
+    assert {c.split("#")[0] for c in _expected(in_2023)} == {"guide", "Guide", "zh-树"}
+    assert not _expected(SearchFilter.parse({"tags": "set"})) and not _expected(SearchFilter.parse({"doc_type": "5"}))
 
 
 def test_bm25_returns_what_the_reference_keeps(filled):
@@ -126,3 +163,13 @@ def test_bm25_returns_what_the_reference_keeps(filled):
 def test_dense_returns_what_the_reference_keeps(filled):
     problems = _disagreements(lambda f: filled.search_dense(VECTORS[0], 100, f))
     assert not problems, "\n".join(problems)
+
+
+def test_facet_catalog_lists_what_the_searchable_chunks_carry(filled):
+    """Distinct doc types and tags, and the date span, read as ``matches`` reads them: a value
+    of the wrong type or a malformed day is not in the catalog."""
+    catalog = filled.facet_catalog()
+    assert catalog.doc_types == {"markdown", "pdf", "text", "PDF"}
+    assert catalog.tags == {"setup", "Linux", "linux", "setup%", "set_up", "算法", "树"}
+    assert (catalog.date_min, catalog.date_max) == ("2022-12-31", "2024-02-29")
+    assert catalog.overlaps("2023-01-01", "2023-12-31") and not catalog.overlaps("2025-01-01", None)

@@ -54,9 +54,16 @@ def load(path: Path) -> list[Document]:
         what = f"'{suffix}'" if suffix else "(no extension)"
         raise LoadError(path, f"unsupported file type {what} (supported: {supported})")
     try:
-        return loader(path)
+        docs = loader(path)
     except RecursionError:  # a parser library's recursive walk over hostile nesting
         raise LoadError(path, "the file is nested too deeply to read") from None
+    try:
+        mtime: float | None = path.stat().st_mtime  # the date of last resort (kgrag.ingest.facets)
+    except OSError:
+        mtime = None
+    for doc in docs:
+        doc.file_mtime = mtime
+    return docs
 
 
 def _hidden(name: str) -> bool:

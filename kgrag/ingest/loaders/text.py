@@ -6,6 +6,7 @@ from pathlib import Path
 
 from kgrag.ingest.chunking.markdown import outline
 from kgrag.ingest.loaders.base import decode_text, file_document, read_bytes
+from kgrag.ingest.loaders.front_matter import front_matter
 from kgrag.types import Document
 
 TEXT_SUFFIXES = frozenset({".txt", ".text", ".rst"})
@@ -41,7 +42,7 @@ def load_markdown(path: Path) -> list[Document]:
     text = decode_text(path, read_bytes(path))
     headings = outline(text).headings
     title = headings[0].title if headings else path.stem
-    return [file_document(path, title, text, "md")]
+    return [file_document(path, title, text, "md", front_matter=front_matter(text))]
 
 
 def load_code(path: Path) -> list[Document]:

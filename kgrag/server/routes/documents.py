@@ -61,6 +61,7 @@ def add_documents():
         with INGEST_LOCK:
             report = _components().ingest_job().run_documents(docs)
             _components().retriever.linker.invalidate()
+            _components().retriever.facets.invalidate()  # new doc types, tags or dates
             if uploads is not None:  # under the lock: two uploads of one name keep the later file
                 uploads.keep({f.path for f in report.failed})
     finally:
@@ -88,6 +89,7 @@ def delete_document(doc_id: str):
             removed = _components().ingest_job().delete(doc_id)
         finally:
             _components().retriever.linker.invalidate()
+            _components().retriever.facets.invalidate()  # new doc types, tags or dates
     if not removed:
         raise ApiError(404, "not_found", f"no document with id {doc_id!r}")
     return jsonify({"deleted": doc_id})

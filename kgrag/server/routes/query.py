@@ -50,12 +50,19 @@ def _remember(req: RetrieveRequest, answer: str | None, body: dict | None = None
         body["conversation_id"] = req.conversation_id
 
 
+def _driver(components, req: RetrieveRequest):
+    """The iteration driver the request names (None: the server's). 'llm' on a server without
+    an LLM plans LLM-free rounds, the trace saying why (a valid request is not refused)."""
+    return None if req.iterate_driver is None else components.iteration_driver(req.iterate_driver)
+
+
 def _retrieve(req: RetrieveRequest):
     components = current_app.config["KGRAG_COMPONENTS"]
     try:
         result = components.retriever.retrieve(
             req.question, top_k=req.top_k, filters=req.filters, modes=req.mode_tuple(), rerank=req.rerank,
-            history=_history(req), iterate=req.iterate,
+            history=_history(req), iterate=req.iterate, recency=req.recency, rewrites=req.rewrite,
+            driver=_driver(components, req),
         )
     except RetrievalError as exc:
         raise ApiError(400, "invalid_request", str(exc)) from exc

@@ -63,6 +63,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from kgrag.errors import StoreError
+from kgrag.facets import FacetCatalog
 from kgrag.stores.base import check_vectors
 from kgrag.stores.elasticsearch import mapping as m
 from kgrag.stores.elasticsearch.client import build_es_client, es_errors, redact_url
@@ -182,6 +183,10 @@ class ElasticsearchChunkIndex:
         self._dim = stored_dim if stored_dim is not None else dim
         if self._dim is not None and vector is None:
             self._add_vector_field(self._dim)  # pinned by dim= on an index made without one
+        missing = {k: v for k, v in m.FACET_FIELDS.items() if k not in mappings.get("properties", {})}
+        if missing:  # an index created before facets were recorded
+            with es_errors(self.url, f"add the facet fields to index {self.index!r}"):
+                self._client.indices.put_mapping(index=self.index, properties=missing)
 
     def _add_vector_field(self, dim: int) -> None:
         """Add the vector field to the mapping; a concurrent writer that fixed another size wins
@@ -338,6 +343,27 @@ class ElasticsearchChunkIndex:
             if len(hits) < m.MAX_WINDOW:
                 return out
             after = hits[-1]["sort"]
+
+    def facet_catalog(self) -> FacetCatalog:
+        """Distinct doc types and tags (terms aggregations, at most 1,000 each) and the date
+        span (min/max) of the searchable chunks."""
+        aggs = {
+            "doc_types": {"terms": {"field": m.DOC_TYPE, "size": 1000}},
+            "tags": {"terms": {"field": m.TAGS, "size": 1000}},
+            "languages": {"terms": {"field": m.LANGUAGE, "size": 100}},
+            "date_min": {"min": {"field": m.DATE, "format": "strict_date"}},
+            "date_max": {"max": {"field": m.DATE, "format": "strict_date"}},
+        }
+        with es_errors(self.url, f"read the facet catalog of index {self.index!r}"):
+            resp = self._client.search(index=self.index, size=0, query={"term": {"is_parent": False}}, aggs=aggs)
+        got = resp["aggregations"]
+
+        def day(name: str) -> str | None:
+            return got[name].get("value_as_string") if got[name].get("value") is not None else None
+
+        return FacetCatalog(frozenset(str(b["key"]) for b in got["doc_types"]["buckets"]),
+                            frozenset(str(b["key"]) for b in got["tags"]["buckets"]), day("date_min"), day("date_max"),
+                            frozenset(str(b["key"]) for b in got["languages"]["buckets"]))
 
     def count(self, searchable_only: bool = False) -> int:
         query = {"term": {"is_parent": False}} if searchable_only else {"match_all": {}}

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from kgrag.facets import DATE, DOC_TYPE, LANGUAGE, TAGS, chunk_date, chunk_tags
 from kgrag.stores.base import StoreError
 from kgrag.stores.filters import SearchFilter
 from kgrag.text.analyze import segment
@@ -30,6 +31,16 @@ SEARCH_ONLY_FIELDS = [HEADING_FIELD, BODY_FIELD]
 MAX_ID_BYTES = 512  # Elasticsearch's limit on a document _id
 # Largest result window Elasticsearch allows by default (index.max_result_window).
 MAX_WINDOW = 10_000
+
+# Document facets (kgrag.facets), copied out of the metadata object (which is not indexed) into
+# fields a filter can use. Added to an older index's mapping when it is opened (additive, so
+# allowed on a live index); its chunks written before lack them: unknown, matching no filter.
+FACET_FIELDS: dict[str, dict[str, Any]] = {
+    LANGUAGE: {"type": "keyword"},
+    DOC_TYPE: {"type": "keyword"},
+    TAGS: {"type": "keyword"},
+    DATE: {"type": "date", "format": "strict_date"},
+}
 
 _STORED_ONLY_TEXT = {"type": "text", "index": False}
 _STORED_ONLY_LONG = {"type": "long", "index": False, "doc_values": False}
@@ -77,6 +88,7 @@ def index_mappings(dim: int | None, knn: bool) -> dict[str, Any]:
         "parent_id": {"type": "keyword"},
         "is_parent": {"type": "boolean"},
         "metadata": {"type": "object", "enabled": False},  # free-form JSON, never searched
+        **FACET_FIELDS,
         HEADING_FIELD: _TERMS_TEXT,
         BODY_FIELD: _TERMS_TEXT,
     }
@@ -108,7 +120,28 @@ def filter_clauses(filters: SearchFilter | None) -> list[dict[str, Any]]:
         clauses.append({"prefix": {"section_path": filters.section_path_prefix}})
     if filters.source is not None:
         clauses.append({"term": {"source": filters.source}})
+    for key in (LANGUAGE, DOC_TYPE, TAGS):  # tags: a terms query on a multi-valued field is any-of
+        values = getattr(filters, key)
+        if values is not None:
+            clauses.append({"terms": {key: list(values)}})
+    if filters.date_from is not None or filters.date_to is not None:
+        bounds = {"gte": filters.date_from, "lte": filters.date_to}
+        clauses.append({"range": {DATE: {k: v for k, v in bounds.items() if v is not None}}})
     return clauses
+
+
+def facet_fields(metadata: dict[str, Any]) -> dict[str, Any]:
+    """The filterable facet fields of one chunk document: only values ``SearchFilter.matches``
+    would read, so a malformed one is unknown on both sides."""
+    out: dict[str, Any] = {}
+    for key in (LANGUAGE, DOC_TYPE):
+        if isinstance(metadata.get(key), str):
+            out[key] = metadata[key]
+    if tags := chunk_tags(metadata):
+        out[TAGS] = tags
+    if (day := chunk_date(metadata)) is not None:
+        out[DATE] = day
+    return out
 
 
 def bm25_query(terms: list[str], heading_weight: float, filters: list[dict[str, Any]]) -> dict[str, Any]:
@@ -152,6 +185,7 @@ def document(c: Chunk, vector: np.ndarray | None) -> dict[str, Any]:
         "title": c.title, "text": c.text, "page": c.page, "start": c.start, "end": c.end,
         "ordinal": c.ordinal, "parent_id": c.parent_id, "is_parent": c.is_parent,
         "metadata": c.metadata,
+        **facet_fields(c.metadata),
     }
     if c.searchable:
         doc[HEADING_FIELD] = segment(f"{c.title}\n{c.section_path}")

@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from kgrag.facets import DATE, DOC_TYPE, LANGUAGE, TAGS, FacetCatalog
 from kgrag.stores.base import StoreError, check_vectors
 from kgrag.stores.filters import SearchFilter
 from kgrag.stores.sqlite.db import CHUNK_INDEX_APP_ID, IN_JSON, SqliteDatabase, id_list, to_json
@@ -196,6 +197,22 @@ class SqliteChunkIndex:
                 yield _chunk_from_row(row[1:-1]), vec
             after = rows[-1][0]
 
+    def facet_catalog(self) -> FacetCatalog:
+        """The distinct doc types, tags and languages of the searchable chunks and the span of
+        their dates (``kgrag.facets.FacetCatalog``); one scan of the metadata column each."""
+        with self._db.read("read the facet catalog") as conn:
+            doc_types, languages = ({r[0] for r in conn.execute(
+                f"SELECT DISTINCT json_extract(metadata, '$.{key}') FROM chunks "
+                f"WHERE is_parent = 0 AND json_type(metadata, '$.{key}') = 'text'")} for key in (DOC_TYPE, LANGUAGE))
+            tags = {r[0] for r in conn.execute(
+                f"SELECT DISTINCT t.value FROM chunks c, json_each(c.metadata, '$.{TAGS}') t "
+                f"WHERE c.is_parent = 0 AND json_type(c.metadata, '$.{TAGS}') = 'array' AND t.type = 'text'")}
+            low, high = conn.execute(
+                f"SELECT min(json_extract(metadata, '$.{DATE}')), max(json_extract(metadata, '$.{DATE}')) "
+                f"FROM chunks WHERE is_parent = 0 AND json_type(metadata, '$.{DATE}') = 'text' "
+                f"AND length(json_extract(metadata, '$.{DATE}')) = 10").fetchone()
+        return FacetCatalog(frozenset(doc_types), frozenset(tags), low, high, frozenset(languages))
+
     # -- search ----------------------------------------------------------------------------
     def search_bm25(self, query: str, k: int, filters: SearchFilter | None = None) -> list[ScoredId]:
         where, params = filter_sql(filters)
@@ -318,6 +335,30 @@ def filter_sql(filters: SearchFilter | None) -> tuple[str, list[Any]]:
     if filters.source is not None:
         clauses.append("c.source = ?")
         params.append(filters.source)
+    # Facets live in the metadata JSON (kgrag.facets): no schema change, so a file written
+    # before they were recorded is read as it is, its chunks' facets unknown (NULL: no match).
+    for key in (LANGUAGE, DOC_TYPE):
+        values = getattr(filters, key)
+        if values is not None:
+            clauses.append(f"json_type(c.metadata, '$.{key}') = 'text' AND json_extract(c.metadata, '$.{key}') {IN_JSON}")
+            params.append(id_list(values))
+    if filters.tags is not None:
+        # json_each of a plain string yields the string: only an array holds tags.
+        clauses.append(
+            f"json_type(c.metadata, '$.{TAGS}') = 'array' AND EXISTS (SELECT 1 FROM "
+            f"json_each(c.metadata, '$.{TAGS}') t WHERE t.type = 'text' AND t.value {IN_JSON})"
+        )
+        params.append(id_list(filters.tags))
+    if filters.date_from is not None or filters.date_to is not None:
+        # ISO days compare as strings; a date that is not a 10-character string is unknown.
+        day = f"json_extract(c.metadata, '$.{DATE}')"
+        clauses.append(f"json_type(c.metadata, '$.{DATE}') = 'text' AND length({day}) = 10")
+        if filters.date_from is not None:
+            clauses.append(f"{day} >= ?")
+            params.append(filters.date_from)
+        if filters.date_to is not None:
+            clauses.append(f"{day} <= ?")
+            params.append(filters.date_to)
     return " AND ".join(clauses), params
 
 
