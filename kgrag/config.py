@@ -178,6 +178,14 @@ class LLMSettings(BaseModel):
     temperature: float = 0.0
     max_tokens: int = 512
     timeout_s: float = 60.0
+    # Context packing (kgrag/generate/prompt.py; compared with `kgrag eval --answers`, README):
+    # how many numbered sources, their shared character budget, whether a source is the hit's
+    # parent section ("parent") or only the matched child chunk ("chunk"), and whether the best
+    # source comes first ("rank") or last, next to the question ("best_last").
+    max_sources: int = Field(8, ge=1)
+    max_context_chars: int = Field(6000, ge=200)
+    context: Literal["parent", "chunk"] = "parent"
+    source_order: Literal["rank", "best_last"] = "rank"
     # Query rewriting and the LLM iteration driver wait this long at most, then retrieval goes
     # on without them (the reason in the trace); a reply is at most `query_max_tokens` long.
     query_timeout_s: float = Field(30.0, gt=0)

@@ -22,6 +22,31 @@ def test_names_are_linked_surfaces_and_capitalised_words_but_not_nationalities()
     assert names == ["Black Book", "Canberra"]
 
 
+def test_a_multi_word_name_must_stand_together_in_one_hit():
+    from kgrag.config import RetrievalSettings
+    from kgrag.retrieve.abstain import assess, gate_settings
+    from kgrag.retrieve.types import Hit
+    from kgrag.types import Chunk
+
+    question = "Who is Landgravine Marie Louise of Hesse-Kassel's maternal grandfather?"
+    assert "Landgravine Marie Louise of Hesse-Kassel" in question_names(question, [])
+    pages = {"Marie of Hesse-Kassel": "Landgravine Marie of Hesse-Kassel was the consort of a grand duke.",
+             "Louise of Prussia": "Louise was a princess whose maternal grandfather was a king."}
+    scattered = [Hit(Chunk(id=t, doc_id=t, text=x, title=t, start=0, end=len(x)), 1.0) for t, x in pages.items()]
+    gate = assess(question, scattered, [], gate_settings(RetrievalSettings()))
+    assert gate.abstain and gate.missing_names == ["Landgravine Marie Louise of Hesse-Kassel"]
+    text = "Landgravine Marie Louise of Hesse-Kassel was a daughter of Charles I; her maternal grandfather was a duke."
+    together = [Hit(Chunk(id="m", doc_id="m", text=text, title="Marie Louise", start=0, end=len(text)), 1.0)]
+    assert not assess(question, together, [], gate_settings(RetrievalSettings())).abstain
+
+
+def test_a_linked_nationality_is_no_name():
+    linked = [LinkedEntity("French", "french", "French", "exact"), LinkedEntity("Jacques Feyder", "jf", "Jacques Feyder",
+                                                                              "exact")]
+    assert question_names("Was Jacques Feyder French?", linked) == ["Jacques Feyder"]
+    assert question_names("Are both Jim McBride and Neil Jordan American?", [])[-2:] == ["Jim McBride", "Neil Jordan"]
+
+
 def test_a_chinese_surface_inside_a_word_is_no_name():
     # "候传" is a substring of "时候传入", not a word of the question.
     linked = [LinkedEntity("候传", "k", "候传", "exact"), LinkedEntity("日本", "j", "日本", "exact")]

@@ -31,6 +31,18 @@ def test_a_chinese_question_is_answered_in_chinese_first(demo_kb):
     assert answer.text.startswith("在有根树中") and "[" in answer.text
 
 
+@pytest.mark.parametrize(("question", "methods", "definition"), [
+    ("最近公共祖先怎么求？", ("倍增法", "Tarjan", "欧拉序"), "深度最大"),
+    ("How is the LCA computed?", ("Euler tour", "Binary lifting", "Tarjan"), "deepest node"),
+])
+def test_a_how_question_quotes_the_methods_not_the_definition(demo_kb, question, methods, definition):
+    """The issue's "最近公共祖先怎么求？": the page's definition restates the subject, the 求法
+    section answers; both are in the hit the answer reads."""
+    answer = _answer(demo_kb, question)
+    assert sum(m in answer.text for m in methods) >= 2, answer.text
+    assert definition not in answer.text, answer.text
+
+
 @pytest.mark.parametrize(("question", "kind"), [
     ("When was the university founded?", "time"), ("熊猫基地几点开门？", "time"),
     ("How much does a ticket cost?", "amount"), ("熊猫基地的门票多少钱？", "amount"),

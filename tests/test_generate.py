@@ -184,6 +184,30 @@ def test_a_long_context_is_cut_around_the_matched_child():
     assert source.text.strip() != last_child.parent.text[:150].strip()  # not simply the head
 
 
+def test_packing_a_source_as_the_matched_child_or_best_last():
+    hits = demo_hits("lowest_common_ancestor.md")
+    children = [h for h in hits if h.parent is not None]
+    chunked = build_sources(children, max_sources=8, max_context_chars=6000, context="chunk")
+    assert len(chunked) == len(children)  # siblings no longer share their parent's source
+    assert [s.text for s in chunked] == [h.chunk.text.strip() for h in children]
+    ranked = build_sources(hits, max_sources=2, max_context_chars=6000)
+    best_last = build_sources(hits, max_sources=2, max_context_chars=6000, order="best_last")
+    assert [s.context.id for s in best_last] == [s.context.id for s in reversed(ranked)]
+    assert [s.n for s in best_last] == [1, 2]
+
+
+def test_the_generator_packs_the_llm_prompt_by_its_settings():
+    from kgrag.config import LLMSettings
+    from kgrag.generate.generator import Generator
+
+    hits = demo_hits("lowest_common_ancestor.md")
+    settings = LLMSettings(model="openai/none", max_sources=1, context="chunk")
+    (source,) = Generator(settings)._sources(hits)
+    assert source.text == hits[0].chunk.text.strip() and source.hits[0].parent is None
+    extractive = Generator(LLMSettings(max_sources=1, context="chunk"))._sources(hits)
+    assert extractive[0].context.id == hits[0].context.id  # the extractive answerer reads parents
+
+
 def test_prompt_numbers_sources_with_headers():
     hits = demo_hits("lowest_common_ancestor.md")
     messages = build_messages("What is an LCA?", sources_for(hits))

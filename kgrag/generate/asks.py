@@ -42,7 +42,7 @@ _FITS: dict[str, re.Pattern[str]] = {
     "reason": re.compile(r"\b(?:because|due to|since|as a result|owing to|so that|in order to|reason)\b|因为|由于|所以|"
                          r"原因|为了|因此|以便|导致", re.I),
     "method": re.compile(r"\b(?:by|using|uses?|through|via|method|algorithm|steps?|first|then|approach|technique|"
-                         r"procedure|computed|found|solved)\b|方法|算法|通过|使用|利用|采用|步骤|首先|然后|可以用|求解|预处理|"
+                         r"procedure|computed|found|solved|preprocess(?:ing|ed)?)\b|方法|算法|通过|使用|利用|采用|步骤|首先|然后|可以用|求解|预处理|"
                          r"倍增|递归", re.I),
 }
 

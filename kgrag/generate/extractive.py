@@ -43,6 +43,10 @@ CONTEXT_SHARE = 0.5
 # Sentences picked for holding the asked kind of answer (beyond their words): a method may take
 # several ("倍增法…", "Tarjan…"), a date or an amount one ("renamed in 1940" is no second founding).
 MAX_ASKED = {"method": 2, "reason": 2}
+# Kinds whose answer is an explanation about the question's subject, not a fact next to its
+# name: a sentence that only restates the subject ("最近公共祖先是……深度最大的节点" for
+# "最近公共祖先怎么求？") answers "what is it", not "how" or "why".
+EXPLAINED = frozenset({"method", "reason"})
 
 _FINAL_PUNCTUATION = re.compile(r"[.!?;。！？；]+$")
 _NAME = re.compile(r"(?<!^)(?<![.?!]\s)\b[A-Z][\w'-]*(?:\s+(?:[A-Z][\w'-]*|of|the|de|von|van))*(?<![\s])")
@@ -88,7 +92,7 @@ def choose(question: str, sources: Sequence[Source], names: Sequence[str] = ()) 
     if best.score == 0.0:
         return [_lead_sentence(candidates)]
     picked: list[Pick] = []
-    covered_terms: set[str] = set()
+    covered_terms = _given(kind, name_terms, candidates, sources)
     ask_gain = total / len(weights) if weights else 0.0  # one average question word
     asked_quota = MAX_ASKED.get(kind or "", 1)
     while len(picked) < MAX_SENTENCES:
@@ -111,6 +115,16 @@ def choose(question: str, sources: Sequence[Source], names: Sequence[str] = ()) 
             picked.remove(min(picked[1:], key=lambda c: c.score))
         picked.append(bridge)
     return sorted(picked, key=lambda c: (c.source.n, c.sentence.start))
+
+
+def _given(kind: str | None, name_terms: set[str], candidates: list[Pick], sources: Sequence[Source]) -> set[str]:
+    """Question terms a sentence gains nothing for: for a "how"/"why" question with a sentence
+    that holds a method or reason, the subject's names and the words of the sources' titles
+    (a page about the subject restates them in every sentence)."""
+    if kind not in EXPLAINED or not any(fits(kind, c.body) for c in candidates):
+        return set()
+    titles = terms(" ".join(_bare_title(s.context.title or "") for s in sources))
+    return name_terms | titles
 
 
 def _lift_answers_of_the_asked_kind(candidates: list[Pick], kind: str | None) -> None:

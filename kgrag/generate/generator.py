@@ -39,7 +39,11 @@ def small_talk(reply: str) -> Answer:
 class Generator:
     """Thread-safe: holds settings only, so one instance serves every request thread."""
 
-    def __init__(self, settings: LLMSettings, *, max_sources: int = 8, max_context_chars: int = 6000) -> None:
+    def __init__(self, settings: LLMSettings, *, max_sources: int | None = None,
+                 max_context_chars: int | None = None) -> None:
+        """``max_sources``/``max_context_chars``: override the settings' packing budget."""
+        max_sources = settings.max_sources if max_sources is None else max_sources
+        max_context_chars = settings.max_context_chars if max_context_chars is None else max_context_chars
         if max_sources < 1:
             raise ValueError(f"max_sources must be at least 1, got {max_sources}")
         if max_context_chars < 200:
@@ -47,6 +51,15 @@ class Generator:
         self.settings = settings
         self.max_sources = max_sources
         self.max_context_chars = max_context_chars
+
+    def _sources(self, hits: Sequence[Hit]) -> list[Source]:
+        """The numbered sources. The packing choices (``context``, ``source_order``) shape the
+        LLM's prompt; the extractive answerer reads parents in rank order (its rank discount
+        counts from source 1)."""
+        if not self.settings.model:
+            return build_sources(hits, self.max_sources, self.max_context_chars)
+        return build_sources(hits, self.max_sources, self.max_context_chars,
+                             context=self.settings.context, order=self.settings.source_order)
 
     def answer(self, question: str, hits: Sequence[Hit], *, abstain: bool = False,
                expansions: Sequence[str] = (), reply: str | None = None) -> Answer:
@@ -59,7 +72,7 @@ class Generator:
         question = _checked_question(question)
         if abstain or not hits:
             return _timed(abstention(question), started)
-        sources = build_sources(hits, self.max_sources, self.max_context_chars)
+        sources = self._sources(hits)
         if not self.settings.model:
             return _timed(self._extractive(question, sources, expansions=expansions), started)
         llm_started = time.perf_counter()
@@ -89,7 +102,7 @@ class Generator:
             yield {"type": "token", "text": answer.text}
             yield {"type": "answer", "answer": answer.to_dict()}
             return
-        sources = build_sources(hits, self.max_sources, self.max_context_chars)
+        sources = self._sources(hits)
         llm_started = time.perf_counter()
         pieces: list[str] = []
         try:

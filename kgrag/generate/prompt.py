@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from kgrag.generate.types import Source
 from kgrag.lexicon.scripts import has_han
@@ -21,13 +22,19 @@ SYSTEM_PROMPT = (
 )
 
 
-def build_sources(hits: Sequence[Hit], max_sources: int, max_context_chars: int) -> list[Source]:
+def build_sources(hits: Sequence[Hit], max_sources: int, max_context_chars: int, *,
+                  context: str = "parent", order: str = "rank") -> list[Source]:
     """Sources [1]..[n] in hit order; hits sharing a context (same parent) share a source.
 
     The character budget is shared out in order: each source gets an equal part of what is
     left, so a short source leaves more for the ones after it. A context longer than its part
     is cut to a window around the matched child chunk(s), the text that actually matched.
+    ``context="chunk"``: a source is the matched child chunk alone, not its parent section.
+    ``order="best_last"``: the same sources numbered from the weakest, the best one last (next
+    to the question in the prompt).
     """
+    if context == "chunk":
+        hits = [replace(h, parent=None) for h in hits]
     groups: list[list[Hit]] = []
     by_context: dict[str, list[Hit]] = {}
     for hit in hits:
@@ -37,6 +44,8 @@ def build_sources(hits: Sequence[Hit], max_sources: int, max_context_chars: int)
         elif len(groups) < max_sources:
             by_context[key] = [hit]
             groups.append(by_context[key])
+    if order == "best_last":
+        groups.reverse()
     sources: list[Source] = []
     left = max_context_chars
     for i, group in enumerate(groups):

@@ -41,6 +41,10 @@ QUESTION_WORDS = frozenset(
 )
 _LATIN_WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _CAPITALISED = re.compile(r"(?<![.?!]\s)(?<!^)\b[A-Z][\w'-]*[a-z0-9]\w*")
+# A multi-word name as written: capitalised words, joined by the lower-case particles of names
+# ("Marie Louise of Hesse-Kassel", "Lord Patrick Crichton-Stuart"). Its words must stand in one
+# hit together: pages that name "Marie" here and "Hesse-Kassel" there are about someone else.
+_PHRASE = re.compile(r"(?<![.?!]\s)(?<!^)\b[A-Z][\w'.-]*(?:\s+(?:(?:of|the|de|von|van|der|du|la|le|y)\s+)*[A-Z][\w'.-]*)+")
 _INFLECTIONS = ("s", "es", "ed", "d", "ing")
 # Nationality adjectives are no names to look for: "American", "Australian", "Chinese", "Danish".
 # jieba parts of speech of words that ask or link rather than name (pronouns, prepositions,
@@ -122,15 +126,35 @@ def question_names(question: str, linked: Sequence[LinkedEntity]) -> list[str]:
     says "United States" or names a city instead)."""
     cuts = _word_boundaries(question)
     names = [le.surface for le in linked if le.method == "exact" and le.surface.strip() and _whole_words(
-        question, le.surface, cuts)]
+        question, le.surface, cuts) and not _nationality(le.surface)]
     covered = " ".join(names).casefold()
     for m in _CAPITALISED.finditer(question):
         word = _POSSESSIVE.sub("", m.group())
         folded = word.casefold()
-        if folded in EN_STOP or folded in covered or _DEMONYM.search(word) or folded in _NATIONALITIES:
+        if folded in EN_STOP or folded in covered or _nationality(word):
             continue
         names.append(word)
+    names.extend(_phrases(question))
     return list(dict.fromkeys(names))
+
+
+def _nationality(word: str) -> bool:
+    """"American", "Australian", "Chinese", "French": a linked entity or a capitalised word of
+    this form is an adjective here (the answer passage says "United States" or names a city)."""
+    return " " not in word.strip() and (bool(_DEMONYM.search(word)) or word.casefold() in _NATIONALITIES)
+
+
+def _phrases(question: str) -> list[str]:
+    """Multi-word capitalised names of an English question, possessive dropped."""
+    out = []
+    for m in _PHRASE.finditer(question):
+        words = _POSSESSIVE.sub("", m.group().rstrip(".")).split()
+        while words and _nationality(words[-1]):
+            words.pop()  # "Neil Jordan American": the nationality is no part of the name
+        phrase = " ".join(words)
+        if len([w for w in _words(phrase) if w not in EN_STOP]) >= 2:
+            out.append(phrase)
+    return out
 
 
 def _word_boundaries(question: str) -> set[int]:
