@@ -146,10 +146,10 @@ def merge_filters(request: SearchFilter | None, question: SearchFilter | None) -
         return request
     if request is None:
         return question
-    try:
-        return request.merged(question)
-    except Exception:  # pydantic's ValidationError: the two ranges do not meet
-        return request
+    merged = request.merged(question)
+    if merged.date_from is not None and merged.date_to is not None and merged.date_from > merged.date_to:
+        return request  # the two ranges do not meet: the question's reading is the doubtful one
+    return merged
 
 
 def _dates(question: str, today: dt.date) -> list[Constraint]:
