@@ -16,7 +16,7 @@ from kgrag.lexicon.scripts import (
     is_char_breakable,
     is_no_space_char,
 )
-from kgrag.lexicon.titles import is_name_like_title, title_aliases
+from kgrag.lexicon.titles import is_name_like_title, section_heading, title_aliases
 
 
 def test_each_script_class_answers_its_own_question():
@@ -99,3 +99,14 @@ def test_titles_name_entities_with_their_short_forms():
     assert is_name_like_title("The Beatles") and is_name_like_title("最近公共祖先")
     assert not is_name_like_title("1999") and not is_name_like_title("X")
     assert not is_name_like_title("A title far too long to be the name of anything in the graph at all")
+
+
+def test_a_section_heading_names_its_entity_without_markup():
+    """21 of the handbook's 1,418 headings carry Markdown or HTML; the section entity is named as
+    a question spells it, and names whose symbols are part of them stay whole."""
+    assert section_heading("Values > **Product Principles**") == "Product Principles"
+    assert section_heading('Security > <i class="fas fa-shield"></i> Security Vision') == "Security Vision"
+    assert section_heading("Tools > `kubectl` basics") == "kubectl basics"
+    assert section_heading("Bands > *NSYNC") == "*NSYNC"
+    assert section_heading("Languages > C++") == "C++"
+    assert section_heading("**Bold only**") == "Bold only"

@@ -33,10 +33,18 @@ def section_path_parts(title: str) -> list[str]:
     return [part.strip() for part in title.split(SECTION_SEPARATOR) if part.strip()]
 
 
+_HEADING_TAG = re.compile(r"<[^<>\n]{1,200}>")
+_HEADING_EMPHASIS = re.compile(r"(\*\*|__|`)(.+?)\1")
+
+
 def section_heading(title: str) -> str:
-    """The innermost heading of a section title: the name the section is about."""
+    """The innermost heading of a section title: the name the section is about, without the
+    markup a Markdown/HTML heading carries ("**Product Principles**", an icon's ``<i …></i>``):
+    the entity is named as a question spells it."""
     parts = section_path_parts(title)
-    return parts[-1] if parts else title.strip()
+    heading = parts[-1] if parts else title.strip()
+    plain = " ".join(_HEADING_EMPHASIS.sub(r"\2", _HEADING_TAG.sub(" ", heading)).split())
+    return plain or heading
 
 
 def title_aliases(title: str) -> list[str]:
