@@ -69,17 +69,23 @@ def _describe(error: Exception) -> str:
 
 def complete(settings: LLMSettings, messages: list[dict[str, str]], **extra: Any) -> str:
     """The model's whole reply (``extra``: further litellm arguments). Raises LLMError."""
+    return _reply(settings, messages, **extra)[0]
+
+
+def _reply(settings: LLMSettings, messages: list[dict[str, str]], **extra: Any) -> tuple[str, Any]:
+    """(whole reply, the response's usage or None); an empty reply is an LLMError."""
     litellm = _client()
     try:
-        response = litellm.completion(**_arguments(settings, messages), **extra)
+        response = litellm.completion(**_arguments(settings, messages, **extra))
         text = response.choices[0].message.content or ""
+        usage = getattr(response, "usage", None)
     except LLMError:
         raise
     except Exception as error:  # litellm maps provider failures onto many exception types
         raise LLMError(_describe(error)) from error
     if not text.strip():
         raise LLMError("the model returned an empty answer")
-    return text
+    return text, usage
 
 
 def json_response_format(settings: LLMSettings, schema: dict[str, Any], name: str = "reply") -> dict[str, Any] | None:
@@ -98,21 +104,11 @@ def complete_structured(settings: LLMSettings, messages: list[dict[str, str]], s
     """The model's whole reply constrained to JSON matching ``schema`` (``json_response_format``),
     and its token usage ({"prompt_tokens", "completion_tokens"}, 0 where the server reports
     none). Raises LLMError; the caller validates the JSON."""
-    litellm = _client()
     extra: dict[str, Any] = {}
     if (response_format := json_response_format(settings, schema, name)) is not None:
         extra["response_format"] = response_format
-    try:
-        response = litellm.completion(**_arguments(settings, messages, **extra))
-        text = response.choices[0].message.content or ""
-        usage = getattr(response, "usage", None)
-    except LLMError:
-        raise
-    except Exception as error:
-        raise LLMError(_describe(error)) from error
-    if not text.strip():
-        raise LLMError("the model returned an empty answer")
-    tokens = {name: int(getattr(usage, name, 0) or 0) for name in ("prompt_tokens", "completion_tokens")}
+    text, usage = _reply(settings, messages, **extra)
+    tokens = {key: int(getattr(usage, key, 0) or 0) for key in ("prompt_tokens", "completion_tokens")}
     return text, tokens
 
 
@@ -120,10 +116,7 @@ def complete_json(settings: LLMSettings, messages: list[dict[str, str]], schema:
                   name: str = "reply") -> str:
     """The model's reply constrained to JSON matching ``schema`` as far as the provider allows
     (``settings.structured_output``); the caller still validates it. Raises LLMError."""
-    extra: dict[str, Any] = {}
-    if (response_format := json_response_format(settings, schema, name)) is not None:
-        extra["response_format"] = response_format
-    return complete(settings, messages, **extra)
+    return complete_structured(settings, messages, schema, name)[0]
 
 
 def stream(settings: LLMSettings, messages: list[dict[str, str]]) -> Iterator[str]:

@@ -343,20 +343,21 @@ class IngestJob:
         (the stored ones known by their ``language`` facet). Chinese documents arriving where
         none were stored first complete the stored English chunks (``kgrag.ingest.cross_lingual``;
         before the Chinese documents are written, so a crash converges)."""
-        mixed = _mixed_scripts(pending)
+        has_han, has_latin = _scripts(pending)
+        mixed = has_han and has_latin
         if not pending:
             return mixed
         embedder = self.embedder
         if not (isinstance(embedder, CorpusEmbedder) and getattr(embedder, "cross_lingual", None) == "auto"):
             return mixed
         stored_chinese = "zh" in self.chunk_index.facet_catalog().languages
-        if any(is_mainly_han(doc.text[:4000]) for doc in pending):
+        if has_han:
             if not stored_chinese:
                 with _timed(report, "embed"), self.journal.writing():
                     report.cross_lingual_completed = complete_multilingual_blocks(
                         self.chunk_index, embedder, embedding_text)
             return mixed
-        return mixed or (stored_chinese and any(not is_mainly_non_latin(doc.text[:4000]) for doc in pending))
+        return stored_chinese and has_latin
 
     def _embed(self, texts: list[str], mixed: bool):
         embedder = self.embedder
@@ -393,9 +394,21 @@ def _mixed_scripts(docs: Sequence[Document]) -> bool:
     (``kgrag.models.routed``). Judged on each document's first few thousand characters. Han,
     not any non-Latin script: hotpotqa_dev500 has one Mongolian-script passage, and counting it
     made all 6,731 English chunks pay for e5 (ingest ~2×), which the English figures must not."""
-    seen = {is_mainly_han(doc.text[:4000]) for doc in docs}
-    has_latin = any(not is_mainly_non_latin(doc.text[:4000]) for doc in docs)
-    return True in seen and has_latin
+    has_han, has_latin = _scripts(docs)
+    return has_han and has_latin
+
+
+def _scripts(docs: Sequence[Document]) -> tuple[bool, bool]:
+    """(some document is mainly Han, some is mainly Latin), each judged on its first 4,000
+    characters (see ``_mixed_scripts``)."""
+    has_han = has_latin = False
+    for doc in docs:
+        head = doc.text[:4000]
+        has_han = has_han or is_mainly_han(head)
+        has_latin = has_latin or not is_mainly_non_latin(head)
+        if has_han and has_latin:
+            break
+    return has_han, has_latin
 
 
 def _drop(report: IngestReport, doc_id: str) -> None:

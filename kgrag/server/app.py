@@ -51,9 +51,9 @@ def warm_up(app: Flask) -> None:
     # One real retrieval loads the embedder (and reranker), jieba's dictionary, the dense
     # matrix and the entity graph: measured, a cold first question took 1.3 s.
     components.retriever.retrieve("What is kgrag?", top_k=1)
-    # That question links no entity, so no walk ran: a walk from no entity loads the embedded
-    # store's graph (from its snapshot, or by reading every relation) before /readyz says ready.
-    components.graph.neighbors([], hops=1)
+    # That question links no entity, so no walk ran: the embedded store's graph is loaded (from
+    # its snapshot, or by reading every relation) before /readyz says ready.
+    components.graph.prepare_reads()
     components.generator  # noqa: B018 - builds the answerer once
     # Loaded models and caches live as long as the process: keep them out of the garbage
     # collector's full passes (see SqliteGraphStore._entity_graph).
