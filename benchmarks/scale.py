@@ -20,6 +20,18 @@ language, under a fresh title made of two pool title words and a serial number. 
 length, vocabulary and entity density of real passages, so chunking, embedding, NER and the
 graph do the work they would; their facts are nonsense and no question targets them.
 
+``--language en`` keeps only the pool passages the product reads as English (not mainly Han,
+``kgrag.lexicon.scripts.is_mainly_han``) and assembles synthetic passages from them: an English
+knowledge base embeds with MiniLM only, while one Chinese document makes the knowledge base
+bilingual and every chunk also gets the ~8× slower e5 block (README "Language support"), which
+on this 2-core machine puts a bilingual 100k ingest at many hours.
+
+``--grow`` builds one knowledge base size by size instead of a fresh one per size: the corpus of
+size N is the corpus of the previous size plus new passages (the sequence is prefix-stable), and
+``kgrag ingest`` of it skips the unchanged documents by content hash and writes only the new
+ones — so the ingest figures of a row are for the increment (``new passages``), the serving
+figures for the whole knowledge base. It ingests max(sizes) passages in all instead of their sum.
+
 The questions are the first ``--queries`` questions of the HotpotQA set (their passages are
 in every corpus of ≥ 5k). Only loopback traffic; every loop is bounded in count and time.
 """
@@ -51,8 +63,11 @@ REQUEST_TIMEOUT_S = 120
 
 
 # -- corpora -------------------------------------------------------------------------------
-def load_pool(bench_dir: Path) -> list[dict]:
-    """Every passage of the bench sets, in a fixed order, de-duplicated by text."""
+def load_pool(bench_dir: Path, language: str = "all") -> list[dict]:
+    """Every passage of the bench sets, in a fixed order, de-duplicated by text (``language="en"``:
+    only those the product does not read as Chinese)."""
+    from kgrag.lexicon.scripts import is_mainly_han
+
     seen: set[str] = set()
     pool = []
     for name in BENCH_SETS:
@@ -62,6 +77,8 @@ def load_pool(bench_dir: Path) -> list[dict]:
         with path.open(encoding="utf-8") as f:
             for line in f:
                 rec = json.loads(line)
+                if language == "en" and is_mainly_han(rec["text"]):
+                    continue
                 if rec["text"] not in seen:
                     seen.add(rec["text"])
                     pool.append({"id": f"{name}/{rec['id']}", "title": rec.get("title", ""), "text": rec["text"]})
@@ -173,12 +190,13 @@ def pct(values: list[float], q: float) -> float:
     return round(ordered[min(len(ordered) - 1, max(0, round(q / 100 * (len(ordered) - 1))))], 1)
 
 
-def measure(size: int, pool: list[dict], questions: list[str], clients: int, work: Path) -> dict:
-    corpus, data_dir = work / f"corpus-{size}.jsonl", work / f"kb-{size}"
+def measure(size: int, pool: list[dict], questions: list[str], clients: int, work: Path, grow: bool = False) -> dict:
+    corpus, data_dir = work / f"corpus-{size}.jsonl", work / ("kb-grow" if grow else f"kb-{size}")
     write_corpus(pool, size, corpus)
     out, wall, peak = run_measured(kgrag("--data-dir", str(data_dir), "ingest", str(corpus), "--json", "--no-progress"))
     report = json.loads(out)
-    row: dict = {"passages": size, "chunks": report["totals"].get("chunks", 0),
+    row: dict = {"passages": size, "new_passages": report["documents"].get("new", 0),
+                 "chunks": report["totals"].get("chunks", 0),
                  "entities": report["totals"].get("entities", 0), "relations": report["totals"].get("relations", 0),
                  "ingest_s": round(wall, 1), "ingest_chunks_per_s": round(report["chunks_written"] / wall, 1),
                  "ingest_stages_s": report["seconds"], "ingest_peak_rss_mib": round(peak),
@@ -195,10 +213,36 @@ def measure(size: int, pool: list[dict], questions: list[str], clients: int, wor
         row["concurrent"] = _latency(concurrent) | {
             "clients": clients, "queries_per_s": round(len(questions) / (time.perf_counter() - t), 1)}
         row["serving_rss_mib"] = round(rss_mib(proc.pid))
+        row["one_document"] = probe(size, pool, url, data_dir, work)
     finally:
         proc.terminate()
         proc.wait(timeout=60)
     return row
+
+
+def probe(size: int, pool: list[dict], url: str, data_dir: Path, work: Path) -> dict:
+    """One new document while the server runs: ``kgrag ingest`` of it (its own process, models
+    loaded included), the server's next question that names it (does the graph catch up pair
+    by pair, or rebuild?), then ``kgrag delete`` of it — so the knowledge base is as before."""
+    rec = synthetic(pool, 1, seed=size)[0] | {"id": f"scale-probe/{size}", "title": f"Scale Probe Zyxwv {size}"}
+    path = work / f"probe-{size}.jsonl"
+    path.write_text(json.dumps(rec, ensure_ascii=False) + "\n", encoding="utf-8")
+    out, ingest_wall, _ = run_measured(kgrag("--data-dir", str(data_dir), "ingest", str(path), "--json", "--no-progress"))
+    body = json.dumps({"question": f"What is {rec['title']}?"}).encode("utf-8")
+    req = urllib.request.Request(url + "/v1/retrieve", data=body, headers={"Content-Type": "application/json"})
+    t = time.perf_counter()
+    with urllib.request.urlopen(req, timeout=REQUEST_TIMEOUT_S) as resp:
+        answer = json.load(resp)
+    wall_ms = (time.perf_counter() - t) * 1000
+    _, delete_wall, _ = run_measured(kgrag("--data-dir", str(data_dir), "delete", rec["id"]))
+    return {
+        "ingest_s": round(ingest_wall, 2),
+        "ingest_stages_s": json.loads(out)["seconds"],
+        "next_question_wall_ms": round(wall_ms, 1),
+        "next_question_timings_ms": answer["trace"].get("timings_ms", {}),
+        "found": any(h.get("trace", {}).get("doc_id") == rec["id"] or h.get("doc_id") == rec["id"] for h in answer["hits"]),
+        "delete_s": round(delete_wall, 2),
+    }
 
 
 def _latency(results: list[tuple[float, dict[str, float]]]) -> dict:
@@ -213,7 +257,8 @@ def _latency(results: list[tuple[float, dict[str, float]]]) -> dict:
 
 # -- report --------------------------------------------------------------------------------
 COLUMNS = [  # (header, how to read it from a row)
-    ("passages", lambda r: r["passages"]), ("chunks", lambda r: r["chunks"]),
+    ("passages", lambda r: r["passages"]), ("new passages", lambda r: r.get("new_passages", r["passages"])),
+    ("chunks", lambda r: r["chunks"]),
     ("entities", lambda r: r["entities"]), ("relations", lambda r: r["relations"]),
     ("ingest s", lambda r: r["ingest_s"]), ("chunks/s", lambda r: r["ingest_chunks_per_s"]),
     ("ingest peak RSS MiB", lambda r: r["ingest_peak_rss_mib"]), ("disk MiB", lambda r: r["disk_mib"]),
@@ -236,6 +281,17 @@ def markdown(rows: list[dict], clients: int, questions: int) -> str:
               "|" + "---:|" * (len(stages) + 1)]
     lines += [f"| {r['passages']} | " + " | ".join(str(r["ingest_stages_s"].get(s, "")) for s in stages) + " |"
               for r in rows]
+    probes = [r for r in rows if "one_document" in r]
+    if probes:
+        lines += ["", "One new document while the server runs (`kgrag ingest` process incl. model loading; the "
+                  "server's next question naming it; `kgrag delete`):", "",
+                  "| passages | ingest s | prepare reads s | next question ms | its graph ms | found | delete s |",
+                  "|---:|---:|---:|---:|---:|:---:|---:|"]
+        for r in probes:
+            p = r["one_document"]
+            lines.append(f"| {r['passages']} | {p['ingest_s']} | {p['ingest_stages_s'].get('prepare reads', '')} | "
+                         f"{p['next_question_wall_ms']} | {p['next_question_timings_ms'].get('graph', '')} | "
+                         f"{'yes' if p['found'] else 'no'} | {p['delete_s']} |")
     return "\n".join(lines) + "\n"
 
 
@@ -269,11 +325,16 @@ def main() -> None:
     ap.add_argument("--bench-dir", type=Path, default=REPO.parent / "shared" / "bench")
     ap.add_argument("--out", type=Path, required=True, help="folder for scale.json, scale.md, scale.png")
     ap.add_argument("--work", type=Path, help="where corpora and knowledge bases go (default: a temporary folder)")
-    ap.add_argument("--keep", action="store_true", help="keep each knowledge base (default: deleted after its size)")
+    ap.add_argument("--keep", action="store_true",
+                    help="keep each knowledge base (default: deleted after its size; with --grow, copied per size)")
+    ap.add_argument("--language", choices=("all", "en"), default="all",
+                    help="en: English passages only (MiniLM only; see the module docstring)")
+    ap.add_argument("--grow", action="store_true",
+                    help="grow one knowledge base size by size (ingest figures are per increment)")
     args = ap.parse_args()
 
     sizes = sorted(int(s) for s in args.sizes.split(","))
-    pool = load_pool(args.bench_dir)
+    pool = load_pool(args.bench_dir, args.language)
     if not pool:
         raise SystemExit(f"no corpus.jsonl under {args.bench_dir}")
     with (args.bench_dir / "hotpotqa_dev500" / "queries.jsonl").open(encoding="utf-8") as f:
@@ -284,9 +345,11 @@ def main() -> None:
     rows = []
     for size in sizes:
         print(f"{size} passages ...", file=sys.stderr, flush=True)
-        rows.append(measure(size, pool, questions, args.clients, work))
-        if not args.keep:
+        rows.append(measure(size, pool, questions, args.clients, work, args.grow))
+        if not args.keep and not args.grow:
             shutil.rmtree(work / f"kb-{size}", ignore_errors=True)
+        if args.keep and args.grow and size != sizes[-1]:  # each size's knowledge base, for later benchmarks
+            shutil.copytree(work / "kb-grow", work / f"kb-{size}", dirs_exist_ok=True)
         (args.out / "scale.json").write_text(json.dumps(rows, indent=2), encoding="utf-8")  # after each size
     md = markdown(rows, args.clients, len(questions))
     (args.out / "scale.md").write_text(md, encoding="utf-8")
@@ -294,6 +357,8 @@ def main() -> None:
     print(md)
     print(f"median single-client p95 over sizes: {statistics.median(r['single'].get('total_p95_ms', 0) for r in rows)} ms",
           file=sys.stderr)
+    if args.grow and not args.keep:
+        shutil.rmtree(work / "kb-grow", ignore_errors=True)
     if args.work is None:
         shutil.rmtree(work, ignore_errors=True)
 

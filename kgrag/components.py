@@ -93,7 +93,7 @@ class Components:
             from kgrag.models.ner import EntityRecognizer
 
             self._recognizer = EntityRecognizer(
-                self.settings.extraction, processes=self.settings.extraction.ner_processes
+                self.settings.extraction, processes=self.settings.extraction.ner_process_count()
             )
             self._owns_recognizer = True
         return self._recognizer

@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 
+from kgrag.lexicon.scripts import is_mainly_han
 from tests.conftest import REPO, bench_path
 
 
@@ -30,3 +31,29 @@ def test_scale_benchmark_runs_end_to_end_at_tiny_sizes(tmp_path):
     assert "| 80 |" in (out / "scale.md").read_text()
     assert (out / "scale.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert not (tmp_path / "work" / "kb-40").exists()  # knowledge bases are removed unless --keep
+
+
+def test_scale_benchmark_grows_one_english_knowledge_base(tmp_path):
+    """``--grow``: the second size ingests only its new passages into the first size's knowledge
+    base; ``--language en`` keeps Chinese out; the one-document probe is found by the server's
+    next question and deleted again, so the next size starts from exactly its corpus."""
+    bench = bench_path()
+    out, work = tmp_path / "out", tmp_path / "work"
+    proc = subprocess.run(
+        [sys.executable, "benchmarks/scale.py", "--sizes", "30,60", "--queries", "3", "--clients", "2",
+         "--bench-dir", str(bench), "--out", str(out), "--work", str(work), "--grow", "--language", "en", "--keep"],
+        cwd=REPO, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    first, second = json.loads((out / "scale.json").read_text())
+    assert (first["new_passages"], second["new_passages"]) == (30, 30)
+    assert 0 < first["chunks"] < second["chunks"]
+    for row in (first, second):
+        probe = row["one_document"]
+        assert probe["found"] and probe["ingest_s"] > 0 and probe["delete_s"] > 0
+    corpus = [json.loads(line) for line in (work / "corpus-60.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert not any(is_mainly_han(rec["text"]) for rec in corpus)
+    stats = subprocess.run([sys.executable, "-m", "kgrag.cli", "--data-dir", str(work / "kb-grow"), "stats", "--json"],
+                           cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert json.loads(stats.stdout)["documents"] == 60  # both probes were deleted
+    assert (work / "kb-30").is_dir()  # --keep with --grow: each size's copy
+    assert "One new document" in (out / "scale.md").read_text()
