@@ -113,3 +113,36 @@ def test_eval_iter_modes(components, tmp_path):
     assert iterated.llm_calls == 0.0
     with pytest.raises(EvalConfigError, match="needs an LLM"):
         run_eval(components, corpus, queries, modes="graph+iter-llm")
+
+
+def test_the_entity_driver_stops_at_a_list_of_more_new_entities_than_one_round_seeds(components, tmp_path, monkeypatch):
+    """A hit that is a table of sibling entities (every team and its channel) names no one
+    bridge: the driver stops instead of seeding a walk from each (MAX_ROUND_SEEDS)."""
+    from kgrag.retrieve import iterate
+
+    teams = ["Billing", "Payroll", "Audit", "Tax", "Procurement", "Treasury", "Legal", "Privacy",
+             "Security", "Compliance", "Recruiting", "Onboarding", "Benefits", "Facilities", "Travel",
+             "Support", "Docs", "Design", "Research", "Analytics", "Pricing", "Partners", "Events", "Brand"]
+    table = "\n".join(["| Team | Channel |", "| --- | --- |", *(f"| {t} Team | `#{t.lower()}-team` |" for t in teams)])
+    records = [
+        {"id": "chat.md#s000", "title": "Chat > Team channels", "text": f"Each team answers in its channel.\n\n{table}"},
+        {"id": "tax.md#s000", "title": "Tax > Contacts", "text": "The Tax Team answers VAT questions in `#tax-team`."},
+    ]
+    report = components.ingest_job().run([write_jsonl(tmp_path / "corpus.jsonl", records)], progress=False)
+    assert not report.failed
+    by_doc = components.chunk_index.chunk_ids_by_document()
+    listing, single = sorted(by_doc["chat.md#s000"])[0], sorted(by_doc["tax.md#s000"])[0]
+    named = components.graph.chunk_entities([listing, single])
+    assert len(named[listing]) > iterate.MAX_ROUND_SEEDS >= len(named[single]), named
+    driver = EntityFeedbackDriver(components.graph.chunk_entities,
+                                  lambda ids: [c.text for c in components.chunk_index.get(ids)], lambda: 1)
+    query = Query("Which channel does the tax team answer in?", linked=[LinkedEntity("tax", "tax", "Tax", "exact")])
+
+    def plan(chunk_id: str) -> RoundPlan:
+        return driver.plan(query, Fusion([Fused(chunk_id, 1.0, {})], {"graph": 1.0}), set(), [])
+
+    stopped = plan(listing)
+    assert stopped.stop and "no one bridge" in stopped.stop and not stopped.seeds
+    assert plan(single).seeds  # a passage naming a few entities still seeds the next round
+    monkeypatch.setattr(iterate, "MAX_ROUND_SEEDS", 1000)
+    assert len(plan(listing).seeds) == len(named[listing])
