@@ -137,6 +137,9 @@ class RetrievalSettings(BaseModel):
     iterate: bool = True
     iterate_rounds: int = Field(3, ge=1, le=10)
     iterate_hits: int = Field(2, ge=1, le=20)
+    # A round whose top hits name more new entities than this is not run: they are a list or a
+    # table, not one bridge (kgrag/retrieve/iterate.py, MAX_ROUND_SEEDS: the measurement).
+    iterate_max_seeds: int = Field(20, ge=1)
     iterate_ms: float = Field(2000.0, gt=0)
     # Who plans the rounds: "entities" (LLM-free) or "llm" (needs llm.model; without one the
     # LLM-free driver plans them).

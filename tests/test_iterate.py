@@ -115,9 +115,9 @@ def test_eval_iter_modes(components, tmp_path):
         run_eval(components, corpus, queries, modes="graph+iter-llm")
 
 
-def test_the_entity_driver_stops_at_a_list_of_more_new_entities_than_one_round_seeds(components, tmp_path, monkeypatch):
+def test_the_entity_driver_stops_at_a_list_of_more_new_entities_than_one_round_seeds(components, tmp_path):
     """A hit that is a table of sibling entities (every team and its channel) names no one
-    bridge: the driver stops instead of seeding a walk from each (MAX_ROUND_SEEDS)."""
+    bridge: the driver stops instead of seeding a walk from each (``iterate_max_seeds``)."""
     from kgrag.retrieve import iterate
 
     teams = ["Billing", "Payroll", "Audit", "Tax", "Procurement", "Treasury", "Legal", "Privacy",
@@ -134,8 +134,10 @@ def test_the_entity_driver_stops_at_a_list_of_more_new_entities_than_one_round_s
     listing, single = sorted(by_doc["chat.md#s000"])[0], sorted(by_doc["tax.md#s000"])[0]
     named = components.graph.chunk_entities([listing, single])
     assert len(named[listing]) > iterate.MAX_ROUND_SEEDS >= len(named[single]), named
+    most = iterate.MAX_ROUND_SEEDS
     driver = EntityFeedbackDriver(components.graph.chunk_entities,
-                                  lambda ids: [c.text for c in components.chunk_index.get(ids)], lambda: 1)
+                                  lambda ids: [c.text for c in components.chunk_index.get(ids)], lambda: 1,
+                                  lambda: most)
     query = Query("Which channel does the tax team answer in?", linked=[LinkedEntity("tax", "tax", "Tax", "exact")])
 
     def plan(chunk_id: str) -> RoundPlan:
@@ -144,5 +146,6 @@ def test_the_entity_driver_stops_at_a_list_of_more_new_entities_than_one_round_s
     stopped = plan(listing)
     assert stopped.stop and "no one bridge" in stopped.stop and not stopped.seeds
     assert plan(single).seeds  # a passage naming a few entities still seeds the next round
-    monkeypatch.setattr(iterate, "MAX_ROUND_SEEDS", 1000)
+    most = 1000  # the setting raised: the table's every entity seeds the round
     assert len(plan(listing).seeds) == len(named[listing])
+    assert components.retriever.entity_driver.max_seeds() == components.settings.retrieval.iterate_max_seeds == 20

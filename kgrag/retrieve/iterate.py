@@ -28,6 +28,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from kgrag.config import RetrievalSettings
 from kgrag.retrieve.fusion import Fusion
 from kgrag.retrieve.types import PathResult, Query
 
@@ -79,6 +80,16 @@ class Iteration:
                 "llm_calls": self.llm_calls}
 
 
+# ``RetrievalSettings.iterate_max_seeds`` (20): a round seeded with more new entities than this follows a list, not a bridge: the hits are a
+# table or an enumeration (an e-group's nine roles and their channels), every sibling's pages
+# walk in and push the question's own hop out. Measured on main's eval traces (R@5 of +iter vs
+# no iteration, questions by how many seeds their second round had): over 20 seeds, hotpotqa_dev500
+# 13 questions and 2wiki_dev468 6 with no win and no loss, handbook_dev102 2 with one loss (the
+# Financial Planning & Analysis multi-hop question, its finance page 5th -> 17th); 13-20 seeds
+# still win (hotpot 3, 2wiki 2, no loss).
+MAX_ROUND_SEEDS: int = RetrievalSettings.model_fields["iterate_max_seeds"].default
+
+
 class IterationDriver(Protocol):
     """Plans the next round from what was found so far (or says why to stop)."""
 
@@ -101,12 +112,16 @@ class EntityFeedbackDriver:
     name = "entities"
 
     def __init__(self, names_in: Callable[[list[str]], dict[str, list[str]]],
-                 texts: Callable[[list[str]], list[str]], hits: Callable[[], int] = lambda: 2):
+                 texts: Callable[[list[str]], list[str]], hits: Callable[[], int] = lambda: 2,
+                 max_seeds: Callable[[], int] = lambda: MAX_ROUND_SEEDS):
         """``names_in``: chunk ids → entity keys they mention; ``texts``: chunk ids → texts;
-        ``hits``: how many fused hits are read (a callable: the retriever's current setting)."""
+        ``hits``: how many fused hits are read; ``max_seeds``: the most new entities a round
+        seeds (more: the driver stops; see ``MAX_ROUND_SEEDS``) — callables: the retriever's
+        current settings."""
         self.names_in = names_in
         self.texts = texts
         self.hits = hits
+        self.max_seeds = max_seeds
 
     def plan(self, query: Query, fusion: Fusion, seen_entities: set[str], rounds: Sequence[Round]) -> RoundPlan:
         if not query.linked:
@@ -119,22 +134,13 @@ class EntityFeedbackDriver:
         new = list(dict.fromkeys(k for cid in top for k in by_chunk.get(cid, []) if k not in seen_entities))
         if not new:
             return RoundPlan(stop=f"the top {n} hits name no entity not searched already")
-        if len(new) > MAX_ROUND_SEEDS:
-            return RoundPlan(stop=f"the top {n} hits name {len(new)} new entities (over {MAX_ROUND_SEEDS}): "
+        if len(new) > (most := self.max_seeds()):
+            return RoundPlan(stop=f"the top {n} hits name {len(new)} new entities (over {most}): "
                                   "a list or table, no one bridge to follow")
         best = self.texts(top[:1])
         dense_text = f"{query.question} {best[0][:DENSE_CONTEXT_CHARS]}" if best else None
         return RoundPlan(seeds=new, dense_text=dense_text, why=f"entities named in the top {len(top)} hits")
 
-
-# A round seeded with more new entities than this follows a list, not a bridge: the hits are a
-# table or an enumeration (an e-group's nine roles and their channels), every sibling's pages
-# walk in and push the question's own hop out. Measured on main's eval traces (R@5 of +iter vs
-# no iteration, questions by how many seeds their second round had): over 20 seeds, hotpotqa_dev500
-# 13 questions and 2wiki_dev468 6 with no win and no loss, handbook_dev102 2 with one loss (the
-# Financial Planning & Analysis multi-hop question, its finance page 5th -> 17th); 13-20 seeds
-# still win (hotpot 3, 2wiki 2, no loss).
-MAX_ROUND_SEEDS = 20
 
 # Runs one planned round: (query for this round, its plan, round number) → the lists it adds.
 SearchRound = Callable[[Query, RoundPlan, int], list[PathResult]]

@@ -74,7 +74,8 @@ class Retriever:
         self.rewriter = rewriter
         self.query_llm = query_llm
         self.entity_driver = EntityFeedbackDriver(
-            graph.chunk_entities, lambda ids: [c.text for c in chunk_index.get(ids)], lambda: self.settings.iterate_hits)
+            graph.chunk_entities, lambda ids: [c.text for c in chunk_index.get(ids)], lambda: self.settings.iterate_hits,
+            lambda: self.settings.iterate_max_seeds)
         self.driver: IterationDriver = driver or self.entity_driver
         self.paths: dict[str, RetrievalPath] = {
             "dense": _dense_path(chunk_index, embedder),
