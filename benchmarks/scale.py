@@ -201,6 +201,12 @@ def measure(size: int, pool: list[dict], questions: list[str], clients: int, wor
                  "ingest_s": round(wall, 1), "ingest_chunks_per_s": round(report["chunks_written"] / wall, 1),
                  "ingest_stages_s": report["seconds"], "ingest_peak_rss_mib": round(peak),
                  "disk_mib": round(sum(p.stat().st_size for p in data_dir.rglob("*") if p.is_file()) / 2**20, 1)}
+    return row | serve(size, pool, questions, clients, work, data_dir)
+
+
+def serve(size: int, pool: list[dict], questions: list[str], clients: int, work: Path, data_dir: Path) -> dict:
+    """The serving half of a row: start-up, latency (one client, then ``clients``), RSS, probe."""
+    row: dict = {}
     proc, url, start_s = start_server(data_dir)
     try:
         row["server_start_s"] = round(start_s, 1)
@@ -329,6 +335,9 @@ def main() -> None:
                     help="keep each knowledge base (default: deleted after its size; with --grow, copied per size)")
     ap.add_argument("--language", choices=("all", "en"), default="all",
                     help="en: English passages only (MiniLM only; see the module docstring)")
+    ap.add_argument("--serve-only", action="store_true",
+                    help="measure serving again on the knowledge bases a --keep run left in --work "
+                         "(kb-N, else kb-grow for the largest), keeping the ingest figures of --out/scale.json")
     ap.add_argument("--grow", action="store_true",
                     help="grow one knowledge base size by size (ingest figures are per increment)")
     args = ap.parse_args()
@@ -342,9 +351,17 @@ def main() -> None:
     args.out.mkdir(parents=True, exist_ok=True)
     work = args.work or Path(tempfile.mkdtemp(prefix="kgrag-scale-"))
     work.mkdir(parents=True, exist_ok=True)
-    rows = []
+    rows: list[dict] = []
+    if args.serve_only:
+        if args.work is None:
+            raise SystemExit("--serve-only needs the --work folder of a --keep run")
+        earlier = {r["passages"]: r for r in json.loads((args.out / "scale.json").read_text(encoding="utf-8"))}
     for size in sizes:
         print(f"{size} passages ...", file=sys.stderr, flush=True)
+        if args.serve_only:
+            data_dir = work / f"kb-{size}" if (work / f"kb-{size}").is_dir() else work / "kb-grow"
+            rows.append(earlier[size] | serve(size, pool, questions, args.clients, work, data_dir))
+            continue
         rows.append(measure(size, pool, questions, args.clients, work, args.grow))
         if not args.keep and not args.grow:
             shutil.rmtree(work / f"kb-{size}", ignore_errors=True)
