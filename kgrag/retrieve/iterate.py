@@ -80,9 +80,10 @@ class Iteration:
                 "llm_calls": self.llm_calls}
 
 
-# ``RetrievalSettings.iterate_max_seeds`` (20): a round seeded with more new entities than this follows a list, not a bridge: the hits are a
-# table or an enumeration (an e-group's nine roles and their channels), every sibling's pages
-# walk in and push the question's own hop out. Measured on main's eval traces (R@5 of +iter vs
+# The default of ``RetrievalSettings.iterate_max_seeds`` (20). A round seeded with more new
+# entities than this follows a list, not a bridge: the hits are a table or an enumeration (an
+# e-group's nine roles and their channels), every sibling's pages walk in and push the
+# question's own hop out. Measured on main's eval traces (R@5 of +iter vs
 # no iteration, questions by how many seeds their second round had): over 20 seeds, hotpotqa_dev500
 # 13 questions and 2wiki_dev468 6 with no win and no loss, handbook_dev102 2 with one loss (the
 # Financial Planning & Analysis multi-hop question, its finance page 5th -> 17th); 13-20 seeds
