@@ -85,15 +85,21 @@ def load_pool(bench_dir: Path, language: str = "all") -> list[dict]:
     return pool
 
 
-def synthetic(pool: list[dict], n: int, seed: int = 13) -> list[dict]:
-    """``n`` passages assembled from pool sentences (see the module docstring)."""
+def synthetic(pool: list[dict], n: int, seed: int = 13, english: bool = False) -> list[dict]:
+    """``n`` passages assembled from pool sentences (see the module docstring). ``english``:
+    a passage the product would read as Chinese (sentences drawn from English passages that
+    quote Chinese) is drawn again, so the corpus never turns bilingual; the passages before
+    the first such draw are the same either way."""
+    from kgrag.lexicon.scripts import is_mainly_han
+
     rng = random.Random(seed)
     by_lang: dict[bool, list[dict]] = {True: [], False: []}
     for rec in pool:
         by_lang[bool(CJK.search(rec["text"][:200]))].append(rec)
     words = [w for rec in pool for w in rec["title"].split() if w[:1].isupper() and w.isalpha()] or ["Topic"]
-    out = []
-    for k in range(n):
+    out: list[dict] = []
+    while len(out) < n:
+        k = len(out)
         zh = rng.random() < len(by_lang[True]) / max(1, len(pool))
         source = by_lang[zh] or by_lang[not zh]
         sentences = []
@@ -102,12 +108,15 @@ def synthetic(pool: list[dict], n: int, seed: int = 13) -> list[dict]:
             if parts:
                 sentences.append(rng.choice(parts).strip())
         title = f"{rng.choice(words)} {rng.choice(words)} {k}"
-        out.append({"id": f"synthetic/{k}", "title": title, "text": ("" if zh else " ").join(sentences) or title})
+        text = ("" if zh else " ").join(sentences) or title
+        if english and is_mainly_han(text[:4000]):
+            continue
+        out.append({"id": f"synthetic/{k}", "title": title, "text": text})
     return out
 
 
-def write_corpus(pool: list[dict], size: int, path: Path) -> None:
-    records = pool[:size] + synthetic(pool, max(0, size - len(pool)))
+def write_corpus(pool: list[dict], size: int, path: Path, english: bool = False) -> None:
+    records = pool[:size] + synthetic(pool, max(0, size - len(pool)), english=english)
     with path.open("w", encoding="utf-8") as f:
         for rec in records:
             f.write(json.dumps(rec, ensure_ascii=False) + "\n")
@@ -190,9 +199,10 @@ def pct(values: list[float], q: float) -> float:
     return round(ordered[min(len(ordered) - 1, max(0, round(q / 100 * (len(ordered) - 1))))], 1)
 
 
-def measure(size: int, pool: list[dict], questions: list[str], clients: int, work: Path, grow: bool = False) -> dict:
+def measure(size: int, pool: list[dict], questions: list[str], clients: int, work: Path, grow: bool = False,
+            english: bool = False) -> dict:
     corpus, data_dir = work / f"corpus-{size}.jsonl", work / ("kb-grow" if grow else f"kb-{size}")
-    write_corpus(pool, size, corpus)
+    write_corpus(pool, size, corpus, english)
     out, wall, peak = run_measured(kgrag("--data-dir", str(data_dir), "ingest", str(corpus), "--json", "--no-progress"))
     report = json.loads(out)
     row: dict = {"passages": size, "new_passages": report["documents"].get("new", 0),
@@ -201,6 +211,12 @@ def measure(size: int, pool: list[dict], questions: list[str], clients: int, wor
                  "ingest_s": round(wall, 1), "ingest_chunks_per_s": round(report["chunks_written"] / wall, 1),
                  "ingest_stages_s": report["seconds"], "ingest_peak_rss_mib": round(peak),
                  "disk_mib": round(sum(p.stat().st_size for p in data_dir.rglob("*") if p.is_file()) / 2**20, 1)}
+    return row | serve(size, pool, questions, clients, work, data_dir)
+
+
+def serve(size: int, pool: list[dict], questions: list[str], clients: int, work: Path, data_dir: Path) -> dict:
+    """The serving half of a row: start-up, latency (one client, then ``clients``), RSS, probe."""
+    row: dict = {}
     proc, url, start_s = start_server(data_dir)
     try:
         row["server_start_s"] = round(start_s, 1)
@@ -224,7 +240,7 @@ def probe(size: int, pool: list[dict], url: str, data_dir: Path, work: Path) -> 
     """One new document while the server runs: ``kgrag ingest`` of it (its own process, models
     loaded included), the server's next question that names it (does the graph catch up pair
     by pair, or rebuild?), then ``kgrag delete`` of it — so the knowledge base is as before."""
-    rec = synthetic(pool, 1, seed=size)[0] | {"id": f"scale-probe/{size}", "title": f"Scale Probe Zyxwv {size}"}
+    rec = synthetic(pool, 1, seed=size, english=True)[0] | {"id": f"scale-probe/{size}", "title": f"Scale Probe Zyxwv {size}"}
     path = work / f"probe-{size}.jsonl"
     path.write_text(json.dumps(rec, ensure_ascii=False) + "\n", encoding="utf-8")
     out, ingest_wall, _ = run_measured(kgrag("--data-dir", str(data_dir), "ingest", str(path), "--json", "--no-progress"))
@@ -329,6 +345,9 @@ def main() -> None:
                     help="keep each knowledge base (default: deleted after its size; with --grow, copied per size)")
     ap.add_argument("--language", choices=("all", "en"), default="all",
                     help="en: English passages only (MiniLM only; see the module docstring)")
+    ap.add_argument("--serve-only", action="store_true",
+                    help="measure serving again on the knowledge bases a --keep run left in --work "
+                         "(kb-N, else kb-grow for the largest), keeping the ingest figures of --out/scale.json")
     ap.add_argument("--grow", action="store_true",
                     help="grow one knowledge base size by size (ingest figures are per increment)")
     args = ap.parse_args()
@@ -342,10 +361,18 @@ def main() -> None:
     args.out.mkdir(parents=True, exist_ok=True)
     work = args.work or Path(tempfile.mkdtemp(prefix="kgrag-scale-"))
     work.mkdir(parents=True, exist_ok=True)
-    rows = []
+    rows: list[dict] = []
+    if args.serve_only:
+        if args.work is None:
+            raise SystemExit("--serve-only needs the --work folder of a --keep run")
+        earlier = {r["passages"]: r for r in json.loads((args.out / "scale.json").read_text(encoding="utf-8"))}
     for size in sizes:
         print(f"{size} passages ...", file=sys.stderr, flush=True)
-        rows.append(measure(size, pool, questions, args.clients, work, args.grow))
+        if args.serve_only:
+            data_dir = work / f"kb-{size}" if (work / f"kb-{size}").is_dir() else work / "kb-grow"
+            rows.append(earlier[size] | serve(size, pool, questions, args.clients, work, data_dir))
+            continue
+        rows.append(measure(size, pool, questions, args.clients, work, args.grow, args.language == "en"))
         if not args.keep and not args.grow:
             shutil.rmtree(work / f"kb-{size}", ignore_errors=True)
         if args.keep and args.grow and size != sizes[-1]:  # each size's knowledge base, for later benchmarks

@@ -57,6 +57,45 @@ def test_english_text_never_loads_the_multilingual_model():
     assert embedder._multilingual is not None
 
 
+def test_an_english_knowledge_base_never_embeds_questions_with_e5(tmp_path, recognizer):
+    """An English question is embedded by MiniLM only where the corpus is not bilingual (no
+    vector holds both blocks: ``holds_dense_columns``): in an English knowledge base e5 is never
+    loaded, and its dense hits are those of the MiniLM vector alone. One non-Latin passage
+    added (an e5 block of its own) does not make the corpus bilingual: English questions still
+    skip e5, a Russian question searches e5 and finds the Russian passage."""
+    from kgrag.components import Components
+    from kgrag.config import EmbedderSettings, Settings
+    from kgrag.models.embedder import build_embedder
+    from tests.conftest import hotpot_records, write_jsonl
+
+    embedder = build_embedder(EmbedderSettings())
+    write_jsonl(tmp_path / "en.jsonl", hotpot_records(20))
+    russian = {"id": "ru", "title": "Москва", "text": "Москва — столица России и крупнейший город страны."}
+    write_jsonl(tmp_path / "ru.jsonl", [russian])
+    comps = Components(Settings(data_dir=tmp_path / "kb"), embedder=embedder, recognizer=recognizer)
+    dense = comps.retriever.paths["dense"]
+    fast = embedder.fast.dim
+    ml = (fast, embedder.dim - 1)
+    question = hotpot_records(1)[0]["title"] + " history"
+    try:
+        assert not comps.ingest_job().run([tmp_path / "en.jsonl"], progress=False).failed
+        assert comps.chunk_index.holds_dense_columns((0, fast)) and not comps.chunk_index.holds_dense_columns(ml)
+        hits = dense.search(Query(question, 5, None, ("dense",)), 5).hits
+        assert embedder._multilingual is None  # never loaded
+        minilm = comps.chunk_index.search_dense(embedder.query_vectors(question, lambda *r: all(b <= fast for _, b in r))[0], 5)
+        assert hits and [h.id for h in hits] == [h.id for h in minilm]
+
+        assert not comps.ingest_job().run([tmp_path / "ru.jsonl"], progress=False).failed
+        assert comps.chunk_index.holds_dense_columns(ml) and not comps.chunk_index.holds_dense_columns((0, fast), ml)
+        vectors = embedder.query_vectors(question, comps.chunk_index.holds_dense_columns)
+        assert len(vectors) == 1 and not np.any(vectors[0][fast:])  # MiniLM only
+        assert [h.id for h in dense.search(Query(question, 5, None, ("dense",)), 5).hits] == [h.id for h in hits]
+        russian_hits = dense.search(Query("Какой город — столица России?", 5, None, ("dense",)), 5).hits
+        assert [h.id for h in russian_hits][:1] == sorted(comps.chunk_index.chunk_ids_by_document()["ru"])[:1]
+    finally:
+        comps.close()
+
+
 def test_question_searches_the_blocks_of_its_script(embedder):
     english = embedder.query_vectors("Who designed the Eiffel Tower?")
     chinese = embedder.query_vectors("谁设计了埃菲尔铁塔？")

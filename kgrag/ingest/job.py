@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -225,8 +226,7 @@ class IngestJob:
         tracker = _Progress(len(pending), progress, on_document)
         mixed = self._bilingual(pending, report)
         try:
-            for group in self._groups(pending, report, tracker):
-                self._process_group(group, report, tracker, mixed)
+            self._pipeline(self._groups(pending, report, tracker), report, tracker, mixed)
         finally:
             tracker.close()
         if pending:
@@ -310,13 +310,32 @@ class IngestJob:
         if group:
             yield group
 
-    def _process_group(self, group: list[tuple[Document, list[Chunk]]], report: IngestReport,
-                       tracker: _Progress, mixed: bool) -> None:
+    def _pipeline(self, groups: Iterator[list[tuple[Document, list[Chunk]]]], report: IngestReport,
+                  tracker: _Progress, mixed: bool) -> None:
+        """Embeds the next group in a thread while this one extracts and writes the current one
+        (documents are still written one by one, in order). The model releases the GIL while it
+        computes, spaCy and the stores hold it: on a 2-core machine the two overlap instead of
+        each leaving a core idle (measured in README "Sizing", ``benchmarks/ingest.py``).
+        Stage seconds are busy time per stage, so with the overlap they add up to more than
+        the wall time."""
+        with ThreadPoolExecutor(1, thread_name_prefix="kgrag-embed") as pool:
+            current: tuple[list, Future] | None = None
+            for group in groups:
+                ahead = (group, pool.submit(self._embed_group, group, report, mixed))
+                if current is not None:
+                    self._process_group(current[0], current[1].result(), report, tracker)
+                current = ahead
+            if current is not None:
+                self._process_group(current[0], current[1].result(), report, tracker)
+
+    def _embed_group(self, group: list[tuple[Document, list[Chunk]]], report: IngestReport, mixed: bool):
         searchable = [c for _, chunks in group for c in chunks if c.searchable]
-        tracker.stage("embedding", len(searchable))
         with _timed(report, "embed"):
-            vectors = self._embed([embedding_text(c) for c in searchable], mixed) if searchable else None
-        tracker.stage("extracting entities from", len(searchable))
+            return self._embed([embedding_text(c) for c in searchable], mixed) if searchable else None
+
+    def _process_group(self, group: list[tuple[Document, list[Chunk]]], vectors, report: IngestReport,
+                       tracker: _Progress) -> None:
+        searchable = [c for _, chunks in group for c in chunks if c.searchable]
         with _timed(report, "extract"):
             extractions = self.extractor.extract_many([[c for c in chunks if c.searchable] for _, chunks in group])
         tracker.stage("writing", len(searchable))

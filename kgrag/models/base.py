@@ -9,7 +9,7 @@ Each model module's error (``EmbedderError``, ``RerankerError``, ``NerError``) i
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
@@ -53,8 +53,10 @@ class CorpusEmbedder(Embedder, Protocol):
         mainly in non-Latin scripts next to Latin-script ones."""
         ...
 
-    def query_vectors(self, question: str) -> list[np.ndarray]:
-        """One query vector per space the question searches, best-trusted first."""
+    def query_vectors(self, question: str, held: Callable[..., bool] | None = None) -> list[np.ndarray]:
+        """One query vector per space the question searches, best-trusted first. ``held``:
+        ``ChunkIndex.holds_dense_columns`` of the index searched; a space it does not hold is
+        not embedded."""
         ...
 
     def lacks_multilingual_block(self, vectors: np.ndarray) -> np.ndarray:

@@ -53,15 +53,21 @@ class DensePath:
 
     name = "dense"
 
-    def __init__(self, index: ChunkIndex, query_vectors: Callable[[str], list[np.ndarray]],
-                 score_scale: float = 1.0):
+    def __init__(self, index: ChunkIndex, query_vectors: Callable[..., list[np.ndarray]],
+                 score_scale: float = 1.0, spaces: bool = False):
+        """``spaces``: ``query_vectors`` takes the index's ``holds_dense_columns`` and embeds
+        only the spaces it holds (``CorpusEmbedder.query_vectors``)."""
         self.index = index
         self.query_vectors = query_vectors
         self.score_scale = score_scale
+        self.spaces = spaces
 
     def search(self, query: Query, k: int) -> PathResult:
         t = time.perf_counter()
-        vectors = self.query_vectors(query.question)
+        if self.spaces:
+            vectors = self.query_vectors(query.question, self.index.holds_dense_columns)
+        else:
+            vectors = self.query_vectors(query.question)
         if len(vectors) == 1 and self.score_scale == 1.0:
             return PathResult(self.name, self.index.search_dense(vectors[0], k, query.filters), ms=_ms(t))
         lists = []

@@ -42,7 +42,7 @@ class RetrievalError(InputError):
 
 def _dense_path(chunk_index: ChunkIndex, embedder: Embedder) -> DensePath:
     if isinstance(embedder, CorpusEmbedder):
-        return DensePath(chunk_index, embedder.query_vectors, embedder.score_scale)
+        return DensePath(chunk_index, embedder.query_vectors, embedder.score_scale, spaces=True)
     return DensePath(chunk_index, lambda q: [embedder.embed_queries([q])[0]])
 
 

@@ -52,7 +52,11 @@ class Adjacency(Protocol):
 
 
 def best_paths(graph: Adjacency, starts: Sequence[str], hops: int, limit: int) -> dict[str, GraphPath]:
-    """``walk_levels`` over an in-memory graph."""
+    """``walk_levels`` over an in-memory graph (its own ``select_level`` when it has one: the
+    same choice, vectorised — ``CompactGraph``)."""
+    fast = getattr(graph, "select_level", None)
+    if fast is not None:
+        return walk_levels(fast, starts, hops, limit)
 
     def select(frontier: Mapping[str, float], reached: Container[str], room: int) -> list[Reached]:
         candidates: dict[str, tuple[float, str, tuple[float, str]]] = {}

@@ -412,6 +412,10 @@ class ElasticsearchChunkIndex:
             )
         return [ScoredId(h["_id"], float(h["_score"])) for h in resp["hits"]["hits"]]
 
+    def holds_dense_columns(self, *ranges: tuple[int, int]) -> bool:
+        """Not known without a scan: every space is searched."""
+        return True
+
     def search_dense(
         self, vector: np.ndarray, k: int, filters: SearchFilter | None = None
     ) -> list[ScoredId]:

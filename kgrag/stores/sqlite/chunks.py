@@ -260,6 +260,12 @@ class SqliteChunkIndex:
         rows = rows[np.argsort(-scores[rows], kind="stable")]
         return [ScoredId(dense.ids[r], float(scores[r])) for r in rows]
 
+    def holds_dense_columns(self, *ranges: tuple[int, int]) -> bool:
+        """From the in-memory matrix (``DenseMatrix.holds_columns``)."""
+        with self._db.read("dense columns") as conn:
+            dense = self._dense_matrix(conn)
+        return dense is not None and dense.holds_columns(*ranges)
+
     def _dense_matrix(self, conn: sqlite3.Connection) -> DenseMatrix | None:
         """The current matrix (caller holds the lock); reloaded after deletes, replacements or
         a commit from another connection."""

@@ -19,12 +19,18 @@ import json
 import os
 import sqlite3
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Container, Iterator, Mapping
 from pathlib import Path
 
 import numpy as np
 
 Edge = tuple[float, str]  # (merged weight, heaviest relation type)
+Reached = tuple[str, float, str, Edge]  # as graph_walk.Reached
+
+
+def _keys_in(keys: Container[str], index: Mapping[str, int]) -> list[str]:
+    """The members of ``keys`` (a set or a dict's keys: iterable) that ``index`` knows."""
+    return [k for k in keys if k in index]  # type: ignore[attr-defined]
 
 
 class CompactGraph:
@@ -80,6 +86,49 @@ class CompactGraph:
             for b, weight, rel_type in self.adjacent(a):
                 if a < b:
                     yield a, b, weight, rel_type
+
+    def select_level(self, frontier: Mapping[str, float], reached: Container[str], room: int) -> list[Reached]:
+        """``graph_walk.best_paths``' choice of one level, over the arrays with numpy: the same
+        entities, scores, predecessors and edges as its Python loop (``best_paths`` checks it in
+        ``tests/test_graph_cache.py``), without a Python step per edge — a hub entity of a 100k
+        passage corpus has tens of thousands of edges (README "Sizing"). Overlay edges (changes
+        since the build) are merged in Python."""
+        known = sorted((self.index[u], frontier[u]) for u in frontier if u in self.index)
+        rows = np.array([i for i, _ in known], dtype=np.int64)
+        lo, hi = self.indptr[rows], self.indptr[rows + 1]
+        counts = hi - lo
+        pos = np.repeat(lo - np.cumsum(counts) + counts, counts) + np.arange(int(counts.sum()))
+        u = np.repeat(rows, counts)
+        v = self.neighbours[pos].astype(np.int64)
+        score = np.repeat(np.array([f for _, f in known], dtype=np.float64), counts) + self.weights[pos]
+        drop = np.zeros(len(v), dtype=bool)
+        reached_rows = [self.index[k] for k in _keys_in(reached, self.index)]
+        if reached_rows:
+            drop |= np.isin(v, np.array(reached_rows, dtype=np.int64))
+        for i in {int(r) for r in rows if self.keys[r] in self.overlay}:  # edges the overlay replaced
+            patched = [self.index[k] for k in self.overlay[self.keys[i]] if k in self.index]
+            drop |= (u == i) & np.isin(v, np.array(patched, dtype=np.int64))
+        keep = ~drop
+        u, v, score, pos = u[keep], v[keep], score[keep], pos[keep]
+        # best predecessor per neighbour: highest score, ties to the smallest predecessor
+        order = np.lexsort((u, -score, v))
+        first = order[np.r_[True, v[order][1:] != v[order][:-1]]] if len(order) else order
+        candidates: dict[str, tuple[float, str, Edge]] = {}
+        if len(first):
+            # every candidate that can place among the best ``room`` (ties at the cut included)
+            cut = np.sort(score[first])[::-1][min(room, len(first)) - 1]
+            for j in first[score[first] >= cut].tolist():
+                candidates[self.keys[int(v[j])]] = (float(score[j]), self.keys[int(u[j])],
+                                                    (float(self.weights[pos[j]]), self.types[self.type_ids[pos[j]]]))
+        for key in sorted(k for k in frontier if k in self.overlay):
+            for w, edge in self.overlay[key].items():
+                if edge is None or w in reached:
+                    continue
+                s, best = frontier[key] + edge[0], candidates.get(w)
+                if best is None or s > best[0] or (s == best[0] and key < best[1]):
+                    candidates[w] = (s, key, edge)
+        chosen = sorted(candidates, key=lambda w: (-candidates[w][0], w))[:room]
+        return [(w, *candidates[w]) for w in chosen]
 
     def memory_bytes(self) -> int:
         return sum(a.nbytes for a in (self.indptr, self.neighbours, self.weights, self.type_ids))
