@@ -371,11 +371,11 @@ def main() -> None:
         if args.serve_only:
             data_dir = work / f"kb-{size}" if (work / f"kb-{size}").is_dir() else work / "kb-grow"
             rows.append(earlier[size] | serve(size, pool, questions, args.clients, work, data_dir))
-            continue
-        rows.append(measure(size, pool, questions, args.clients, work, args.grow, args.language == "en"))
-        if not args.keep and not args.grow:
+        else:
+            rows.append(measure(size, pool, questions, args.clients, work, args.grow, args.language == "en"))
+        if not args.keep and not args.grow and not args.serve_only:
             shutil.rmtree(work / f"kb-{size}", ignore_errors=True)
-        if args.keep and args.grow and size != sizes[-1]:  # each size's knowledge base, for later benchmarks
+        if args.keep and args.grow and not args.serve_only and size != sizes[-1]:  # each size's knowledge base, for later benchmarks
             shutil.copytree(work / "kb-grow", work / f"kb-{size}", dirs_exist_ok=True)
         (args.out / "scale.json").write_text(json.dumps(rows, indent=2), encoding="utf-8")  # after each size
     md = markdown(rows, args.clients, len(questions))
@@ -384,7 +384,7 @@ def main() -> None:
     print(md)
     print(f"median single-client p95 over sizes: {statistics.median(r['single'].get('total_p95_ms', 0) for r in rows)} ms",
           file=sys.stderr)
-    if args.grow and not args.keep:
+    if args.grow and not args.keep and not args.serve_only:
         shutil.rmtree(work / "kb-grow", ignore_errors=True)
     if args.work is None:
         shutil.rmtree(work, ignore_errors=True)

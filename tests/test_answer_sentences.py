@@ -78,3 +78,24 @@ def test_extractive_answer_picks_the_price_sentence_in_a_chunk():
     assert "门票55元" in price.text
     hours = generator.answer("熊猫基地几点开门？", [Hit(chunk, 1.0)])
     assert "7:30开门" in hours.text
+
+
+def test_a_faq_question_is_answered_by_its_answer_line(demo_kb):
+    """The demo's FAQ "**问：用户离职后应该怎么处理？** 答：先禁用账号…": the question line shares
+    every word with the question, the answer line none; the answer quotes the 答 line."""
+    answer = _answer(demo_kb, "用户离职后应该怎么处理？")
+    assert not answer.abstained
+    assert "先禁用账号" in answer.text, answer.text
+    assert "怎么处理" not in answer.text and "答：" not in answer.text, answer.text
+
+
+def test_faq_question_sentences_are_never_quotable():
+    from kgrag.generate.sentences import answer_text, faq_paired, split_sentences
+
+    text = ("**问：用户离职后应该怎么处理？** 答：先禁用账号，再回收全部角色。\n\n"
+            "Q: Can a user hold both roles?\nA: No. The two roles are exclusive.\n\nAn ordinary paragraph.")
+    quotable = faq_paired(text, split_sentences(text))
+    texts = [answer_text(q.sentence.text) for q in quotable]
+    assert texts == ["先禁用账号，再回收全部角色。", "No.", "The two roles are exclusive.", "An ordinary paragraph."]
+    assert [q.asked for q in quotable] == ["**问：用户离职后应该怎么处理？", "Q: Can a user hold both roles?",
+                                           "Q: Can a user hold both roles?", ""]

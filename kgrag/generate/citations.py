@@ -10,7 +10,16 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from kgrag.generate.sentences import Sentence, is_heading, plain, shorten, split_sentences, terms
+from kgrag.generate.sentences import (
+    Quotable,
+    Sentence,
+    faq_paired,
+    is_heading,
+    plain,
+    shorten,
+    split_sentences,
+    terms,
+)
 from kgrag.generate.types import Citation, Source
 
 _NUMBER = r"\d{1,4}"
@@ -143,6 +152,12 @@ def check(text: str, sources: Sequence[Source]) -> CheckResult:
 def source_sentences(source: Source) -> list[Sentence]:
     """The source's sentences an answer can quote (headings left out)."""
     return [s for s in split_sentences(source.text) if not is_heading(s.text)]
+
+
+def quotable_sentences(source: Source) -> list[Quotable]:
+    """``source_sentences`` an answer may quote: FAQ question sentences left out, each of their
+    answer sentences carrying the question (``faq_paired``)."""
+    return faq_paired(source.text, source_sentences(source))
 
 
 def best_sentence(source: Source, wanted: set[str]) -> Sentence | None:

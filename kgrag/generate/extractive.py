@@ -27,8 +27,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from kgrag.generate.asks import ask_of, fits
-from kgrag.generate.citations import source_sentences
-from kgrag.generate.sentences import Sentence, plain, terms
+from kgrag.generate.citations import quotable_sentences
+from kgrag.generate.sentences import Sentence, answer_text, plain, terms
 from kgrag.generate.types import Source
 from kgrag.lexicon.scripts import has_han, is_no_space_char
 
@@ -65,11 +65,7 @@ class Pick:
 def choose(question: str, sources: Sequence[Source], names: Sequence[str] = ()) -> list[Pick]:
     """The 1..MAX_SENTENCES sentences of the answer, in source and reading order. ``names``:
     other names of the question's entities (aliases); their words count as question words."""
-    candidates = [
-        Pick(source, sentence, plain(sentence.text), terms(plain(sentence.text)))
-        for source in sources
-        for sentence in source_sentences(source)
-    ]
+    candidates = [_pick(source, q.sentence, q.asked) for source in sources for q in quotable_sentences(source)]
     candidates = [c for c in candidates if c.terms]
     if not candidates:
         return []
@@ -115,6 +111,13 @@ def choose(question: str, sources: Sequence[Source], names: Sequence[str] = ()) 
             picked.remove(min(picked[1:], key=lambda c: c.score))
         picked.append(bridge)
     return sorted(picked, key=lambda c: (c.source.n, c.sentence.start))
+
+
+def _pick(source: Source, sentence: Sentence, asked: str) -> Pick:
+    """A candidate: its quoted body (a FAQ answer without its "答：" marker), scored by its own
+    terms and those of the FAQ question it answers."""
+    body = answer_text(plain(sentence.text))
+    return Pick(source, sentence, body, terms(body) | terms(asked))
 
 
 def _given(kind: str | None, name_terms: set[str], candidates: list[Pick], sources: Sequence[Source]) -> set[str]:

@@ -33,6 +33,11 @@ _SENTENCE_END = re.compile(
     rf"|{_NOT_ABBREVIATION}\.+[\"'”’)\]]*{_MARKERS}(?=\s+(?![a-z])|\s*$)"
 )
 _WRAP = re.compile(r"[ \t]*\n\s*")
+# FAQ markers, after optional emphasis ("**问：…？**", "Q: …?", "Question: …"): a question
+# sentence of a FAQ says what is asked, the answer sentences after it say the answer.
+_EMPHASIS = r"[\s*_>]*"
+_ASKED = re.compile(rf"^{_EMPHASIS}(?:问|问题|Q|Question)\s*[:：]", re.I)
+_ANSWERED = re.compile(rf"^{_EMPHASIS}(?:答|回答|A|Answer)\s*[:：]\s*", re.I)
 
 
 @dataclass(frozen=True)
@@ -91,6 +96,38 @@ def _join(m: re.Match[str]) -> str:
     before = text[start - 1] if start > 0 else ""
     after = text[end] if end < len(text) else ""
     return "" if is_no_space_char(before) and is_no_space_char(after) else " "
+
+
+@dataclass(frozen=True)
+class Quotable:
+    """A sentence an answer may quote. ``asked``: the FAQ question it answers ("" when none)."""
+
+    sentence: Sentence
+    asked: str = ""
+
+
+def faq_paired(text: str, sentences: list[Sentence]) -> list[Quotable]:
+    """``sentences`` of ``text`` without FAQ question sentences ("**问：用户离职后应该怎么处理？**",
+    "Q: …?"); each sentence after one, up to the next question or a blank line, carries it as
+    ``asked``: the question's words say what the answer is about, but quoting the question
+    would answer nothing."""
+    out: list[Quotable] = []
+    asked, previous_end = "", 0
+    for s in sentences:
+        if asked and "\n\n" in text[previous_end:s.start].replace("\r", ""):
+            asked = ""
+        previous_end = s.end
+        if _ASKED.match(s.text):
+            asked = s.text
+            continue
+        out.append(Quotable(s, asked))
+    return out
+
+
+def answer_text(sentence: str) -> str:
+    """A FAQ answer sentence without its marker and emphasis ("** 答：先禁用账号…" → "先禁用账号…")."""
+    m = _ANSWERED.match(sentence)
+    return sentence[m.end():].strip() if m else sentence
 
 
 def is_heading(sentence: str) -> bool:
