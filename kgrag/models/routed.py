@@ -133,9 +133,11 @@ class ScriptRoutedEmbedder:
         fast, ml = (0, self._fast_dim), (self._fast_dim, self._fast_dim + self._ml_dim)
         vectors = []
         if not is_mainly_non_latin(question):
-            if holds(fast):
+            has_fast = holds(fast)
+            if has_fast:
                 vectors.append(self._in_block(self.fast.embed_queries([question])[0], 0))
-            if self.cross_lingual == "never" or not (holds(fast, ml) or not holds(fast)):
+            bilingual = holds(fast, ml) or not has_fast
+            if self.cross_lingual == "never" or not bilingual:
                 return vectors
         if holds(ml):
             vectors.append(self._in_block(self.multilingual_model.embed_queries([question])[0], self._fast_dim))

@@ -8,7 +8,7 @@ lexicographically smallest predecessor so results are deterministic.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Container, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Container, Iterable, Mapping, Sequence
 from typing import Protocol
 
 import networkx as nx
@@ -93,7 +93,7 @@ Reached = tuple[str, float, str, tuple[float, str]]
 
 
 def walk_levels(
-    select: Callable[[Mapping[str, float], Container[str], int], Sequence[Reached]],
+    select: Callable[[Mapping[str, float], Collection[str], int], Sequence[Reached]],
     starts: Sequence[str],
     hops: int,
     limit: int,

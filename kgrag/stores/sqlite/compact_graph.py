@@ -19,18 +19,14 @@ import json
 import os
 import sqlite3
 import zipfile
-from collections.abc import Container, Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from pathlib import Path
 
 import numpy as np
 
+from kgrag.stores.graph_walk import Reached
+
 Edge = tuple[float, str]  # (merged weight, heaviest relation type)
-Reached = tuple[str, float, str, Edge]  # as graph_walk.Reached
-
-
-def _keys_in(keys: Container[str], index: Mapping[str, int]) -> list[str]:
-    """The members of ``keys`` (a set or a dict's keys: iterable) that ``index`` knows."""
-    return [k for k in keys if k in index]  # type: ignore[attr-defined]
 
 
 class CompactGraph:
@@ -87,7 +83,7 @@ class CompactGraph:
                 if a < b:
                     yield a, b, weight, rel_type
 
-    def select_level(self, frontier: Mapping[str, float], reached: Container[str], room: int) -> list[Reached]:
+    def select_level(self, frontier: Mapping[str, float], reached: Collection[str], room: int) -> list[Reached]:
         """``graph_walk.best_paths``' choice of one level, over the arrays with numpy: the same
         entities, scores, predecessors and edges as its Python loop (``best_paths`` checks it in
         ``tests/test_graph_cache.py``), without a Python step per edge — a hub entity of a 100k
@@ -102,7 +98,7 @@ class CompactGraph:
         v = self.neighbours[pos].astype(np.int64)
         score = np.repeat(np.array([f for _, f in known], dtype=np.float64), counts) + self.weights[pos]
         drop = np.zeros(len(v), dtype=bool)
-        reached_rows = [self.index[k] for k in _keys_in(reached, self.index)]
+        reached_rows = [self.index[k] for k in reached if k in self.index]
         if reached_rows:
             drop |= np.isin(v, np.array(reached_rows, dtype=np.int64))
         for i in {int(r) for r in rows if self.keys[r] in self.overlay}:  # edges the overlay replaced
