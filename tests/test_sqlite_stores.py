@@ -169,10 +169,13 @@ def test_a_second_connection_sees_writes_from_the_first(tmp_path):
     vectors = _unit_rows(2, seed=4)
     writer.upsert(_chunks("a", ["first"]), vectors[:1])
     assert reader.search_dense(vectors[0], 1)[0].id == "a#0"
+    assert reader.count(searchable_only=True) == 1  # counted once, then kept
     writer.upsert(_chunks("b", ["second"]), vectors[1:])
     assert reader.search_dense(vectors[1], 1)[0].id == "b#0"
+    assert reader.count(searchable_only=True) == 2 and writer.count() == 2
     writer.delete_document("a")
     assert [h.id for h in reader.search_dense(vectors[0], 5)] == ["b#0"]
+    assert reader.count(searchable_only=True) == 1 and writer.count() == 1
     reader.close()
     writer.close()
 
@@ -246,3 +249,23 @@ def test_graph_write_refuses_foreign_chunks_and_rolls_back(graph):
                              "mentions": 1, "relations": 0}
     with pytest.raises(StoreError, match="hops must be >= 0"):
         graph.neighbors(["x"], -1)
+
+
+def test_an_index_added_to_the_schema_is_built_in_files_made_before_it(tmp_path):
+    """``mentions_top`` (the graph path's top mentions per entity) came after files existed:
+    opening such a file builds it, and reads give what they gave without it."""
+    path = tmp_path / "graph.sqlite"
+    store = SqliteGraphStore(path)
+    doc, _ = _graph_doc("d")
+    chunks = _chunks("d", ["one", "two", "three"])
+    store.write_document(doc, chunks, [Entity(key="e", name="E")],
+                         [Mention("e", f"d#{i}", count=i + 1) for i in range(3)], [])
+    store.close()
+    with sqlite3.connect(path) as conn:
+        conn.execute("DROP INDEX mentions_top")
+    reopened = SqliteGraphStore(path)
+    with sqlite3.connect(path) as conn:
+        indexes = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
+    assert "mentions_top" in indexes
+    assert reopened.mentions_of(["e"], per_key=2) == {"e": [("d#2", 3), ("d#1", 2)]}
+    assert reopened.mentions_of(["e"]) == {"e": [("d#2", 3), ("d#1", 2), ("d#0", 1)]}

@@ -3,13 +3,13 @@ request thread; gunicorn serves it with threads (``kgrag serve``)."""
 
 from __future__ import annotations
 
-import gc
 import logging
 from typing import IO, cast
 
 from flask import Flask
 from flask.json.provider import DefaultJSONProvider
 
+from kgrag import heap
 from kgrag.components import Components
 from kgrag.config import Settings
 from kgrag.server import openapi
@@ -55,10 +55,8 @@ def warm_up(app: Flask) -> None:
     # its snapshot, or by reading every relation) before /readyz says ready.
     components.graph.prepare_reads()
     components.generator  # noqa: B018 - builds the answerer once
-    # Loaded models and caches live as long as the process: keep them out of the garbage
-    # collector's full passes (see SqliteGraphStore._entity_graph).
-    gc.collect()
-    gc.freeze()
+    # Loaded models and caches live as long as the process: out of the collector's sight.
+    heap.settle()
     app.config["KGRAG_WARM"] = True
     log.info("models loaded; ready")
 

@@ -154,8 +154,10 @@ class GraphReader(Protocol):
     def find_entities(self, query: str, limit: int = 20) -> list[Entity]:
         """Entities whose name or an alias contains the (normalized) query, best first."""
 
-    def mentions_of(self, keys: Sequence[str]) -> dict[str, list[tuple[str, int]]]:
-        """entity key → [(chunk id, count)] of the chunks that mention it."""
+    def mentions_of(self, keys: Sequence[str], per_key: int | None = None) -> dict[str, list[tuple[str, int]]]:
+        """entity key → [(chunk id, count)] of the chunks that mention it, by count then chunk
+        id; with ``per_key``, only that many of each key's first (the graph path reads 50 per
+        reached entity: a hub's thousands of mentions are not carried into Python)."""
 
     def entity_chunk_counts(self, keys: Sequence[str]) -> dict[str, int]:
         """entity key → number of chunks mentioning it (specificity: fewer is more specific)."""

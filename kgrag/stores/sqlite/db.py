@@ -27,9 +27,14 @@ _KIND_BY_APP_ID = {CHUNK_INDEX_APP_ID: "kgrag chunk index", GRAPH_STORE_APP_ID: 
 
 
 class SqliteDatabase:
-    """A SQLite file with a fixed schema, identified by ``app_id`` and ``schema_version``."""
+    """A SQLite file with a fixed schema, identified by ``app_id`` and ``schema_version``.
 
-    def __init__(self, path: Path | str, *, app_id: int, schema_version: int, schema: str):
+    ``additions`` are idempotent statements (``CREATE INDEX IF NOT EXISTS``) run on every open:
+    an index added after a file was created is built there once, with no version change and no
+    re-ingest."""
+
+    def __init__(self, path: Path | str, *, app_id: int, schema_version: int, schema: str,
+                 additions: str = ""):
         self.path = str(path)
         self.lock = threading.RLock()
         # Write transactions begun through this object: with ``data_version`` (commits by other
@@ -44,7 +49,7 @@ class SqliteDatabase:
         self._identity = _file_identity(self.path)
         self._checked: tuple[tuple, list[str]] | None = None  # (file state, quick_check problems)
         try:
-            self._prepare(app_id, schema_version, schema)
+            self._prepare(app_id, schema_version, schema, additions)
         except sqlite3.Error as exc:
             self.conn.close()
             raise StoreError(f"{self.path}: not a usable SQLite file: {exc}") from exc
@@ -52,7 +57,7 @@ class SqliteDatabase:
             self.conn.close()
             raise
 
-    def _prepare(self, app_id: int, schema_version: int, schema: str) -> None:
+    def _prepare(self, app_id: int, schema_version: int, schema: str, additions: str) -> None:
         conn = self.conn
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")  # durable at checkpoints; WAL keeps it consistent
@@ -61,6 +66,8 @@ class SqliteDatabase:
         conn.execute("BEGIN IMMEDIATE")
         try:
             self._check_or_create(app_id, schema_version, schema)
+            for statement in _statements(additions):
+                conn.execute(statement)
             conn.execute("COMMIT")
         except BaseException:
             if conn.in_transaction:

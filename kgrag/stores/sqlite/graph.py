@@ -27,6 +27,7 @@ from kgrag.stores.sqlite.graph_cache import CHANGE_LOG, EntityGraphCache
 from kgrag.stores.sqlite.graph_reads import group_pairs, load_entities
 from kgrag.stores.sqlite.graph_writes import (
     SCHEMA,
+    SCHEMA_ADDITIONS,
     SCHEMA_VERSION,
     check_entities_exist,
     merge_entities,
@@ -43,7 +44,8 @@ class SqliteGraphStore(RoleForwarding):
 
     def __init__(self, path: Path | str):
         self._db = SqliteDatabase(
-            path, app_id=GRAPH_STORE_APP_ID, schema_version=SCHEMA_VERSION, schema=SCHEMA
+            path, app_id=GRAPH_STORE_APP_ID, schema_version=SCHEMA_VERSION, schema=SCHEMA,
+            additions=SCHEMA_ADDITIONS,
         )
         self.path = self._db.path
         self.alias_admin = SqliteAliasAdmin(self._db)
@@ -191,14 +193,26 @@ class SqliteGraphStore(RoleForwarding):
         return [found[k] for k in keys]
 
     # -- traversal -------------------------------------------------------------------------
-    def mentions_of(self, keys: Sequence[str]) -> dict[str, list[tuple[str, int]]]:
-        """Keys with no mention are absent; each list is ordered by count, then chunk id."""
+    def mentions_of(self, keys: Sequence[str], per_key: int | None = None) -> dict[str, list[tuple[str, int]]]:
+        """Keys with no mention are absent; each list is ordered by count, then chunk id.
+        ``per_key`` reads each key's first rows from the ``mentions_top`` index (see
+        ``SCHEMA_ADDITIONS`` for the measurement)."""
         with self._db.read("read mentions") as conn:
-            rows = conn.execute(
-                f"SELECT entity_key, chunk_id, count FROM mentions WHERE entity_key {IN_JSON} "
-                "ORDER BY entity_key, count DESC, chunk_id",
-                (id_list(keys),),
-            ).fetchall()
+            if per_key is None:
+                rows = conn.execute(
+                    f"SELECT entity_key, chunk_id, count FROM mentions WHERE entity_key {IN_JSON} "
+                    "ORDER BY entity_key, count DESC, chunk_id",
+                    (id_list(keys),),
+                ).fetchall()
+            else:
+                top: dict[str, list[tuple[str, int]]] = {}
+                for key in sorted(set(keys)):
+                    found = conn.execute(
+                        "SELECT chunk_id, count FROM mentions WHERE entity_key = ? "
+                        "ORDER BY count DESC, chunk_id LIMIT ?", (key, max(0, int(per_key)))).fetchall()
+                    if found:
+                        top[key] = found
+                return top
         out: dict[str, list[tuple[str, int]]] = {}
         for key, chunk_id, count in rows:
             out.setdefault(key, []).append((chunk_id, count))
