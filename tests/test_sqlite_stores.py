@@ -213,9 +213,15 @@ def test_graph_persists_and_the_traversal_cache_sees_other_connections(tmp_path)
     writer.write_document(doc, chunks, ents, [Mention(k, "d#0") for k in "abc"],
                           [Relation("a", "b", "d#0")])
     assert set(reader.neighbors(["a"], 2)) == {"a", "b"}  # cached now
+    assert reader.stats()["relations"] == 1  # counted once, kept until the file changes
     writer.write_document(doc, chunks, ents, [Mention(k, "d#0") for k in "abc"],
                           [Relation("a", "b", "d#0"), Relation("b", "c", "d#0")])
     assert set(reader.neighbors(["a"], 2)) == {"a", "b", "c"}
+    assert reader.stats()["relations"] == 2 and writer.stats()["relations"] == 2
+    writer.delete_document("d")
+    assert reader.stats()["documents"] == 0 and writer.stats()["entities"] == writer.stats()["relations"] == 0
+    writer.write_document(doc, chunks, ents, [Mention(k, "d#0") for k in "abc"],
+                          [Relation("a", "b", "d#0"), Relation("b", "c", "d#0")])
     writer.close()
     reader.close()
     reopened = SqliteGraphStore(path)

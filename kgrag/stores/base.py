@@ -83,6 +83,10 @@ class ChunkIndex(Protocol):
     def document_ids(self) -> set[str]:
         ...
 
+    def prepare_reads(self) -> None:
+        """Load what the first search would (the embedded index reads its dense matrix; a
+        server engine has nothing to do)."""
+
     def count(self, searchable_only: bool = False) -> int:
         ...
 

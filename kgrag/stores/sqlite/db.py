@@ -154,6 +154,11 @@ class SqliteDatabase:
             self._checked = (state, found)
         return self._checked[1]
 
+    def stamp(self, conn: sqlite3.Connection) -> tuple[int, int]:
+        """Changes after any write, through this object or another connection (caller holds
+        the lock): a figure read from the file stays right while its stamp does."""
+        return conn.execute("PRAGMA data_version").fetchone()[0], self.writes
+
     def data_version(self) -> int:
         """Changes whenever *another* connection commits to the file (PRAGMA data_version):
         lets in-memory caches notice a concurrent ingest from another process."""

@@ -55,6 +55,7 @@ class SqliteGraphStore(RoleForwarding):
                 conn.execute(statement)
         # Saved beside the database after each full build; a restarted server loads it and
         # applies the changes since, instead of re-reading every relation (README "Sizing").
+        self._stats: tuple[tuple[int, int], dict[str, int]] | None = None  # (stamp, counts)
         self._graph_cache = EntityGraphCache(Path(self.path + ".walk.npz") if self.path != ":memory:" else None)
 
     # -- documents -------------------------------------------------------------------------
@@ -305,18 +306,27 @@ class SqliteGraphStore(RoleForwarding):
         self.neighbors([], hops=1)
 
     def stats(self) -> dict[str, int]:
+        """Kept until the file changes: ``/readyz`` asks on every poll, and counting the
+        distinct relations took 2.1 s at 50k passages (3.9M relations)."""
         with self._db.read("stats") as conn:
-            count = lambda sql: conn.execute(sql).fetchone()[0]  # noqa: E731
-            return {
-                "documents": count("SELECT count(*) FROM documents"),
-                "chunks": count("SELECT count(*) FROM chunks"),
-                "entities": count("SELECT count(*) FROM entities"),
-                "aliases": count("SELECT count(*) FROM aliases"),
-                "mentions": count("SELECT count(*) FROM mentions"),
-                "relations": count(
-                    "SELECT count(*) FROM (SELECT DISTINCT source_key, target_key, type FROM relation_evidence)"
-                ),
-            }
+            stamp = self._db.stamp(conn)
+            if self._stats is None or self._stats[0] != stamp:
+                self._stats = (stamp, self._count_all(conn))
+            return dict(self._stats[1])
+
+    @staticmethod
+    def _count_all(conn: sqlite3.Connection) -> dict[str, int]:
+        count = lambda sql: conn.execute(sql).fetchone()[0]  # noqa: E731
+        return {
+            "documents": count("SELECT count(*) FROM documents"),
+            "chunks": count("SELECT count(*) FROM chunks"),
+            "entities": count("SELECT count(*) FROM entities"),
+            "aliases": count("SELECT count(*) FROM aliases"),
+            "mentions": count("SELECT count(*) FROM mentions"),
+            "relations": count(
+                "SELECT count(*) FROM (SELECT DISTINCT source_key, target_key, type FROM relation_evidence)"
+            ),
+        }
 
     def problems(self) -> list[str]:
         """See ``SqliteDatabase.problems``."""
