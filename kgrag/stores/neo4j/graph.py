@@ -221,7 +221,8 @@ class Neo4jGraphStore(RoleForwarding):
     def prepare_reads(self) -> None:
         """Nothing to prepare: the server walks its own graph."""
 
-    def stats(self) -> dict[str, int]:
+    def stats(self, relations: bool = True) -> dict[str, int]:
+        """One query counts all (``relations`` is ignored)."""
         row = self._run.read("stats", lambda tx: self._run.rows(tx, "stats"))[0]
         return {name: int(row[name]) for name in ("documents", "chunks", "entities", "aliases", "mentions", "relations")}
 
