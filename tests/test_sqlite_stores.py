@@ -308,3 +308,38 @@ def test_a_passed_integrity_check_is_not_repeated_on_unchanged_files_and_a_chang
     assert broken._db.quick_checks == 2 and found and "quick_check" in found[0]
     assert not (tmp_path / "chunks.sqlite.checked").exists()  # a failed check leaves no note
     broken.close()
+
+
+def test_another_connections_appends_are_read_alone_and_anything_else_reloads_the_matrix(tmp_path):
+    """A reader's dense matrix after another process's commit: appended rows are read on their
+    own (``dense_catch_ups``); a delete or a replacement (even of the newest chunk, whose key
+    the old allocation gave again) reloads it — the answers are those of a fresh reader."""
+    path = tmp_path / "chunks.sqlite"
+    reader, writer = SqliteChunkIndex(path), SqliteChunkIndex(path)
+    vectors = _unit_rows(6, seed=7)
+
+    def nearest(i: int) -> str:
+        return reader.search_dense(vectors[i], 1)[0].id
+
+    def fresh(i: int) -> str:
+        other = SqliteChunkIndex(path)
+        try:
+            return other.search_dense(vectors[i], 1)[0].id
+        finally:
+            other.close()
+
+    writer.upsert(_chunks("a", ["one", "two"]), vectors[:2])
+    assert nearest(0) == "a#0" and reader.dense_catch_ups == 0  # first load: whole
+    writer.upsert(_chunks("b", ["three"]), vectors[2:3])
+    assert nearest(2) == "b#0" and reader.dense_catch_ups == 1  # appended: read alone
+    reader.upsert(_chunks("c", ["four"]), vectors[3:4])  # the reader's own write, then another's
+    writer.upsert(_chunks("d", ["five"]), vectors[4:5])
+    assert nearest(3) == "c#0" and nearest(4) == "d#0" and reader.dense_catch_ups == 2
+    writer.replace_document("d", _chunks("d", ["five, again"]), vectors[5:6])  # the newest chunk replaced
+    assert nearest(5) == "d#0" == fresh(5) and reader.dense_catch_ups == 2
+    assert reader.search_dense(vectors[4], 1)[0].score < 0.999  # the replaced vector is gone
+    writer.delete_document("a")
+    assert nearest(0) == fresh(0) != "a#0" and reader.dense_catch_ups == 2
+    assert len(reader.search_dense(vectors[0], 10)) == 3 == reader.count(searchable_only=True)
+    reader.close()
+    writer.close()
