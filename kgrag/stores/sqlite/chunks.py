@@ -317,7 +317,9 @@ class SqliteChunkIndex:
         stored = conn.execute("SELECT value FROM meta WHERE key = 'vectors'").fetchone()
         last = int(dense.pks[-1]) if len(dense) else 0
         rows = conn.execute(
-            "SELECT c.pk, c.id, v.vec FROM chunks c JOIN vectors v ON v.chunk_id = c.id WHERE c.pk > ? ORDER BY c.pk",
+            # CROSS JOIN keeps chunks outside: a key range, then each vector by its key (the planner
+            # otherwise scanned every vector: 0.66 s at 67k chunks)
+            "SELECT c.pk, c.id, v.vec FROM chunks c CROSS JOIN vectors v ON v.chunk_id = c.id WHERE c.pk > ? ORDER BY c.pk",
             (last,),
         ).fetchall()
         if stored is None or int(stored[0]) != len(dense) + len(rows):
