@@ -59,6 +59,9 @@ _INFLECTIONS = ("s", "es", "ed", "d", "ing")
 # jieba parts of speech of words that ask or link rather than name (pronouns, prepositions,
 # conjunctions, particles, adverbs, numerals and measure words, interjections).
 _FUNCTION_POS = frozenset("r rr rz ry p c cc u uj ul uz ug uv ud y e o d m mq q".split())
+_PROPER_POS = frozenset("nr nrfg nrt ns nt nz".split())  # jieba's person, place, organisation, other names
+# Verbs that link a Chinese question's subject to its interrogative ("职业是什么", "籍贯在哪").
+_COPULAS = frozenset("是 在 为 叫 叫做 称为 有 属于 位于".split())
 _POSSESSIVE = re.compile(r"['’]s?$")
 _DEMONYM = re.compile(r"(?:ian|ean|can|ese|ish)$")
 _NATIONALITIES = frozenset("french dutch welsh greek thai swiss irish scots czech iraqi israeli pakistani".split())
@@ -210,13 +213,16 @@ def question_names(question: str, linked: Sequence[LinkedEntity]) -> list[str]:
     names = [le.surface for le in linked if le.method == "exact" and le.surface.strip() and _whole_words(
         question, le.surface, cuts) and not _nationality(le.surface)]
     covered = " ".join(names).casefold()
-    for m in _CAPITALISED.finditer(question):
+    # A Latin name ends where Chinese begins: "Apple Lossless是哪个公司的…" names "Lossless", not the
+    # whole clause (CMRC 2018 replayed: 15 false abstentions of 3,219, present 5.2% → 4.7%).
+    latin = HAN_RUN.sub(" ", question)
+    for m in _CAPITALISED.finditer(latin):
         word = _POSSESSIVE.sub("", m.group())
         folded = word.casefold()
         if folded in EN_STOP or folded in covered or _nationality(word):
             continue
         names.append(word)
-    names.extend(_phrases(question))
+    names.extend(_phrases(latin))
     return list(dict.fromkeys(names))
 
 
@@ -259,11 +265,59 @@ def _whole_words(question: str, surface: str, cuts: set[int]) -> bool:
 def word_coverage(question: str, read: Sequence[_Read]) -> float:
     """Share of the question's content words found in any of the hits read: an English word
     as itself or an inflection of it, a Chinese word as a substring (jieba may cut the passage
-    differently from the question)."""
+    differently from the question). A Chinese question's asked-for nouns (``asked_nouns``) count
+    when found and are not missed when absent: the passage states the answer, not always the
+    kind of answer it is ("足球运动员" for "职业")."""
     wanted = content_words(question)
+    found = {w for w in wanted if any(r.has(w) for r in read)}
+    wanted -= asked_nouns(question) - found
     if not wanted:
         return 0.0
-    return sum(1 for w in wanted if any(r.has(w) for r in read)) / len(wanted)
+    return len(found) / len(wanted)
+
+
+def asked_nouns(question: str) -> set[str]:
+    """The nouns of a Chinese question that name the kind of answer it asks for, not what it is
+    about: the nouns right after an interrogative ("什么职业", "哪几个站点", "什么时候") or, in
+    "X的Y是什么" / "X的Y在哪", the nouns between the "的" and the interrogative ("籍贯"). The
+    passage that answers says "足球运动员", not "职业". Proper nouns (nr/ns/nt/nz) are never
+    asked-for words. Replayed over CMRC 2018's kept hits (README, abstention): abstention with the
+    gold present 4.7% → 2.1%, with it removed 86.0% → 84.8% (RGB unchanged)."""
+    if not has_han(question):
+        return set()
+    tokens = [(w, flag) for m in han_runs(fold(question)) for w, flag in posseg().lcut(m.group())]
+    asked: set[str] = set()
+    for i, (word, _flag) in enumerate(tokens):
+        if not _interrogative(word):
+            continue
+        after = _noun_run(tokens[i + 1:])
+        if after:
+            asked.update(after)
+            continue
+        j = i - 1
+        while j >= 0 and tokens[j][0] in _COPULAS:
+            j -= 1
+        before = _noun_run(tokens[:j + 1][::-1], proper=True)  # the "的" frames it: jieba tags 籍贯 nr
+        if before and j - len(before) >= 0 and tokens[j - len(before)][0] == "的":
+            asked.update(before)
+    return asked
+
+
+def _interrogative(word: str) -> bool:
+    return word in QUESTION_WORDS or word.startswith(("什么", "哪", "几", "多少"))
+
+
+def _noun_run(tokens: Sequence[tuple[str, str]], *, proper: bool = False) -> list[str]:
+    """The common nouns (``proper``: any nouns) that open ``tokens`` (a "的" after an
+    interrogative skipped: "谁的儿子")."""
+    if tokens and tokens[0][0] == "的":
+        tokens = tokens[1:]
+    run = []
+    for word, flag in tokens:
+        if not flag.startswith("n") or (flag in _PROPER_POS and not proper) or word in QUESTION_WORDS:
+            break
+        run.append(word)
+    return run
 
 
 def held_share(words: set[str], text: str) -> float:
