@@ -197,3 +197,50 @@ def test_chinese_questions_through_the_pipeline(components, tmp_path, question, 
     assert not components.ingest_job().run([write_jsonl(tmp_path / "zh.jsonl", ZH_PASSAGES)], progress=False).failed
     result = components.retriever.retrieve(question)
     assert result.gate["abstain"] is abstains and result.below_threshold is abstains, result.gate
+
+
+NAMESAKE_PASSAGES = [
+    {"id": "grainer", "title": "Bill Grainer",
+     "text": "Bill Grainer is a Nashville songwriter and producer who wrote songs for Jai McDowall and Jennifer Hudson."},
+    {"id": "bgt5", "title": "Britain's Got Talent (series 5)",
+     "text": "The fifth series of Britain's Got Talent was broadcast in 2011. The Scottish singer Jai McDowall won "
+             "the series, and the dance troupe New Bounce came second."},
+    {"id": "eder", "title": "Linda Eder",
+     "text": "Linda Eder is an American singer and actress. She starred on Broadway in Jekyll & Hyde and has "
+             "recorded more than a dozen albums."},
+]
+
+
+def test_pages_naming_the_question_without_its_relation_do_not_answer_it(components, tmp_path):
+    """The relation share fires under ``weak_dense_no_relation`` (0.65), a stronger dense match
+    than the word coverage's 0.55: the pages name the singers, none is about them, and none says
+    which label released their songs (HotpotQA replayed: removed 67.6% → 71.8%, present 2.0% →
+    2.4%)."""
+    import dataclasses
+
+    from kgrag.retrieve.abstain import assess, gate_settings
+    from tests.conftest import write_jsonl
+
+    assert not components.ingest_job().run([write_jsonl(tmp_path / "c.jsonl", NAMESAKE_PASSAGES)],
+                                           progress=False).failed
+    question = "Which Nashville record label released songs for Jai McDowall and Jennifer Hudson?"
+    result = components.retriever.retrieve(question)
+    gate = result.gate
+    assert result.below_threshold and gate["reason"].startswith("no top hit is about"), gate
+    assert 0.55 <= gate["best_dense"] < 0.65 and gate["coverage"] >= 0.6, gate  # only the relation share fires
+    settings = gate_settings(components.settings.retrieval)
+    served = result.hits[:components.settings.retrieval.top_k]
+    assert not assess(question, served, result.query.linked, dataclasses.replace(settings, weak_dense_no_relation=0.55),
+                      reranked=result.reranker is not None).abstain
+    answered = components.retriever.retrieve("Which Nashville songwriter wrote songs for Jai McDowall and Jennifer Hudson?")
+    assert not answered.below_threshold, answered.gate
+
+
+def test_a_comparative_is_no_relation_word_to_find():
+    """"Who coached longer, A or B?": no page says "longer"; the reader compares two facts."""
+    question = "Who coached longer, Tim Cluess or Steve Prohm?"
+    weak = {"bm25": 5.0, "dense": 0.6}
+    hits = [_hit("2015–16 Iona Gaels season", "The Iona Gaels were coached by Tim Cluess from 2010.", weak),
+            _hit("2016–17 Iowa State Cyclones season", "The Cyclones were coached by Steve Prohm from 2015.", weak)]
+    assert not _assess(question, hits).abstain
+    assert _assess("Who coached and scouted, Tim Cluess or Steve Prohm?", hits).abstain  # "scouted" is a relation
