@@ -76,6 +76,7 @@ def test_asked_for_nouns_are_the_kind_of_answer_not_the_subject():
     assert asked_nouns("津蓟铁路沿线设置了哪几个站点？") == {"站点"}
     assert asked_nouns("刘德一的籍贯在哪？") == {"籍贯"}  # jieba tags 籍贯 nr; the "的" frames it
     assert asked_nouns("马会是什么？") == set()  # the subject of a definition question is wanted
+    assert asked_nouns("Acme Portal 的数据库多久备份一次？") == set()  # 多久 asks how often: 备份 is the verb
     assert asked_nouns("What is the occupation of Yu Le?") == set()
 
 

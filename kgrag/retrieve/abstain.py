@@ -67,6 +67,7 @@ COMPARATIVES = frozenset(
     "smaller smallest higher highest lower lowest taller tallest shorter shortest greater greatest newer "
     "newest closer further farther".split())
 _PROPER_POS = frozenset("nr nrfg nrt ns nt nz".split())  # jieba's person, place, organisation, other names
+_KIND_INTERROGATIVES = frozenset("谁 怎样 怎么样 何种".split())
 # Verbs that link a Chinese question's subject to its interrogative ("职业是什么", "籍贯在哪").
 _COPULAS = frozenset("是 在 为 叫 叫做 称为 有 属于 位于".split())
 _POSSESSIVE = re.compile(r"['’]s?$")
@@ -321,7 +322,9 @@ def asked_nouns(question: str) -> set[str]:
 
 
 def _interrogative(word: str) -> bool:
-    return word in QUESTION_WORDS or word.startswith(("什么", "哪", "几", "多少"))
+    """An interrogative that asks *which kind*: "什么职业", "哪几个站点", "多少钱", "谁的儿子". Not the
+    adverbial ones ("多久备份", "如何计算", "为什么"): the word after them is the verb asked about."""
+    return word.startswith(("什么", "哪", "几", "多少")) or word in _KIND_INTERROGATIVES
 
 
 def _noun_run(tokens: Sequence[tuple[str, str]], *, proper: bool = False) -> list[str]:
