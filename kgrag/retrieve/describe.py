@@ -22,8 +22,9 @@ stop rule and the keyword expansion keep reading the exactly linked entities (a 
 describes "Categories" is still a follow-up when it names nothing).
 
 Measured on ``handbook_dev102`` (main's knowledge base; R@5 graph alone / bm25+dense+graph+iter),
-before: 42.6 / 85.1. Every name's terms (1.0, shipped): 53.1 / 85.6; three quarters of their
-weight: 54.1 / 84.6; at 0.75, cap 3 instead of 5: 52.1 / 84.6, confidence 0.3: 48.9 / 85.1,
+before: 42.6 / 85.1. Every name's terms (1.0, shipped): 53.1 / 84.6 in ``kgrag eval`` (85.6 in
+a tuning run of the same code: the default's iteration budget under load); three quarters of
+their weight: 54.1 / 84.6; at 0.75, cap 3 instead of 5: 52.1 / 84.6, confidence 0.3: 48.9 / 85.1,
 confidence 1.0: 51.0 (graph alone). README, "Domain terms and structure", has the other sets.
 """
 
