@@ -25,6 +25,7 @@ def test_scale_benchmark_runs_end_to_end_at_tiny_sizes(tmp_path):
     assert 0 < small["chunks"] < large["chunks"] and 0 < small["relations"] < large["relations"]
     for row in rows:
         assert row["ingest_s"] > 0 and row["server_start_s"] > 0 and row["serving_rss_mib"] > 100
+        assert row["server_restart_s"] > 0
         assert 0 < row["single"]["total_p50_ms"] <= row["single"]["total_p95_ms"]
         assert {"dense_p95_ms", "bm25_p95_ms", "graph_p95_ms"} <= row["single"].keys()
         assert row["concurrent"]["clients"] == 2 and row["concurrent"]["queries_per_s"] > 0

@@ -5,6 +5,7 @@ The behaviour every store shares is in tests/contract/.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -169,10 +170,13 @@ def test_a_second_connection_sees_writes_from_the_first(tmp_path):
     vectors = _unit_rows(2, seed=4)
     writer.upsert(_chunks("a", ["first"]), vectors[:1])
     assert reader.search_dense(vectors[0], 1)[0].id == "a#0"
+    assert reader.count(searchable_only=True) == 1  # counted once, then kept
     writer.upsert(_chunks("b", ["second"]), vectors[1:])
     assert reader.search_dense(vectors[1], 1)[0].id == "b#0"
+    assert reader.count(searchable_only=True) == 2 and writer.count() == 2
     writer.delete_document("a")
     assert [h.id for h in reader.search_dense(vectors[0], 5)] == ["b#0"]
+    assert reader.count(searchable_only=True) == 1 and writer.count() == 1
     reader.close()
     writer.close()
 
@@ -210,9 +214,16 @@ def test_graph_persists_and_the_traversal_cache_sees_other_connections(tmp_path)
     writer.write_document(doc, chunks, ents, [Mention(k, "d#0") for k in "abc"],
                           [Relation("a", "b", "d#0")])
     assert set(reader.neighbors(["a"], 2)) == {"a", "b"}  # cached now
+    assert reader.stats(relations=False) == {"documents": 1, "chunks": 1, "entities": 3, "aliases": 3, "mentions": 3}
+    assert reader.stats()["relations"] == 1  # counted once, kept until the file changes
     writer.write_document(doc, chunks, ents, [Mention(k, "d#0") for k in "abc"],
                           [Relation("a", "b", "d#0"), Relation("b", "c", "d#0")])
     assert set(reader.neighbors(["a"], 2)) == {"a", "b", "c"}
+    assert reader.stats()["relations"] == 2 and writer.stats()["relations"] == 2
+    writer.delete_document("d")
+    assert reader.stats()["documents"] == 0 and writer.stats()["entities"] == writer.stats()["relations"] == 0
+    writer.write_document(doc, chunks, ents, [Mention(k, "d#0") for k in "abc"],
+                          [Relation("a", "b", "d#0"), Relation("b", "c", "d#0")])
     writer.close()
     reader.close()
     reopened = SqliteGraphStore(path)
@@ -246,3 +257,54 @@ def test_graph_write_refuses_foreign_chunks_and_rolls_back(graph):
                              "mentions": 1, "relations": 0}
     with pytest.raises(StoreError, match="hops must be >= 0"):
         graph.neighbors(["x"], -1)
+
+
+def test_an_index_added_to_the_schema_is_built_in_files_made_before_it(tmp_path):
+    """``mentions_top`` (the graph path's top mentions per entity) came after files existed:
+    opening such a file builds it, and reads give what they gave without it."""
+    path = tmp_path / "graph.sqlite"
+    store = SqliteGraphStore(path)
+    doc, _ = _graph_doc("d")
+    chunks = _chunks("d", ["one", "two", "three"])
+    store.write_document(doc, chunks, [Entity(key="e", name="E")],
+                         [Mention("e", f"d#{i}", count=i + 1) for i in range(3)], [])
+    store.close()
+    with sqlite3.connect(path) as conn:
+        conn.execute("DROP INDEX mentions_top")
+    reopened = SqliteGraphStore(path)
+    with sqlite3.connect(path) as conn:
+        indexes = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
+    assert "mentions_top" in indexes
+    assert reopened.mentions_of(["e"], per_key=2) == {"e": [("d#2", 3), ("d#1", 2)]}
+    assert reopened.mentions_of(["e"]) == {"e": [("d#2", 3), ("d#1", 2), ("d#0", 1)]}
+
+
+def test_a_passed_integrity_check_is_not_repeated_on_unchanged_files_and_a_changed_file_is_checked(tmp_path):
+    """``problems()`` runs ``PRAGMA quick_check`` once per file state, across processes (the
+    verdict is noted beside the file): a restart on a 100k passage knowledge base would pay
+    8.5 s for it. A write, or bytes changed behind SQLite's back, makes it run again."""
+    path = tmp_path / "chunks.sqlite"
+    first = SqliteChunkIndex(path)
+    first.upsert(_chunks("a", ["one", "two"]), _unit_rows(2, seed=1))
+    first.close()
+    checked = SqliteChunkIndex(path)
+    assert checked.problems() == [] and checked._db.quick_checks == 1
+    assert checked.problems() == [] and checked._db.quick_checks == 1  # same process: kept
+    checked.close()
+    restarted = SqliteChunkIndex(path)
+    assert restarted.problems() == [] and restarted._db.quick_checks == 0  # noted: not repeated
+    restarted.upsert(_chunks("b", ["three"]), _unit_rows(1, seed=2))
+    assert restarted.problems() == [] and restarted._db.quick_checks == 1  # written: checked again
+    restarted.close()  # the last connection moves the WAL into the file: a changed file
+    broken = SqliteChunkIndex(path)
+    assert broken.problems() == [] and broken._db.quick_checks == 1
+    with sqlite3.connect(path) as conn:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    size = path.stat().st_size
+    with open(path, "r+b") as f:  # garbage over every page but the header and the last
+        f.seek(4096)
+        f.write(os.urandom(size - 8192))
+    found = broken.problems()
+    assert broken._db.quick_checks == 2 and found and "quick_check" in found[0]
+    assert not (tmp_path / "chunks.sqlite.checked").exists()  # a failed check leaves no note
+    broken.close()

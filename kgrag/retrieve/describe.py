@@ -30,6 +30,7 @@ confidence 1.0: 51.0 (graph alone). README, "Domain terms and structure", has th
 
 from __future__ import annotations
 
+import logging
 import math
 import threading
 import time
@@ -48,6 +49,8 @@ DESCRIBED_CONFIDENCE = 0.5
 # encyclopedic knowledge base holds NER entities only: its candidates are all skipped).
 MAX_TYPE_READS = 40
 INDEX_TTL_S = 300.0
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -76,8 +79,9 @@ class _Names:
 
 class DescriptionLinker:
     """``link(question, linked)`` → the structural entities the question describes (method
-    ``"words"``), best first, none of ``linked``. The alias index is rebuilt every
-    ``INDEX_TTL_S`` seconds or on ``invalidate()``; entities are read once per key."""
+    ``"words"``), best first, none of ``linked``. The alias index is rebuilt in the background
+    every ``INDEX_TTL_S`` seconds, at once after ``invalidate()``; entities are read once per key
+    and index."""
 
     def __init__(self, graph: GraphReader, ttl_s: float = INDEX_TTL_S):
         self.graph = graph
@@ -86,11 +90,14 @@ class DescriptionLinker:
         self._names: _Names | None = None
         self._loaded_at = 0.0
         self._entities: dict[str, Entity | None] = {}
+        self._refreshing: threading.Thread | None = None
+        self._generation = 0
 
     def invalidate(self) -> None:
         with self._lock:
             self._names = None
             self._entities = {}
+            self._generation += 1  # a refresh begun before this change must not land after it
 
     def link(self, question: str, linked: Sequence[LinkedEntity] = ()) -> list[LinkedEntity]:
         asked = set(analyze(question))
@@ -122,12 +129,27 @@ class DescriptionLinker:
         return out
 
     def _index(self) -> _Names:
+        """The first build waits; a stale index serves on while a background thread rebuilds it
+        (reading the alias table took ~3 s at 100k passages, see ``EntityLinker._alias_list``)."""
         with self._lock:
-            if self._names is None or time.monotonic() - self._loaded_at > self.ttl_s:
-                self._names = _Names.build(self.graph.alias_table())
-                self._entities = {}
-                self._loaded_at = time.monotonic()
+            if self._names is None:
+                self._names, self._loaded_at = _Names.build(self.graph.alias_table()), time.monotonic()
+            elif time.monotonic() - self._loaded_at > self.ttl_s and self._refreshing is None:
+                self._refreshing = threading.Thread(target=self._refresh, name="kgrag-described-index", daemon=True)
+                self._refreshing.start()
             return self._names
+
+    def _refresh(self) -> None:
+        try:
+            generation = self._generation
+            names = _Names.build(self.graph.alias_table())
+            with self._lock:
+                if generation == self._generation:  # else invalidated meanwhile: rebuilt at once
+                    self._names, self._entities, self._loaded_at = names, {}, time.monotonic()
+        except Exception:  # noqa: BLE001 - the old index serves on; the next stale check retries
+            log.exception("refreshing the index of described entities failed")
+        finally:
+            self._refreshing = None
 
     def _entity(self, key: str) -> Entity | None:
         if key not in self._entities:

@@ -8,7 +8,9 @@ cached table to go stale. The aliases found are matched by the gazetteer ingesti
 
 Then fuzzy, only for the capitalized or quoted spans of the question that did not link
 exactly ("Lowest Commn Ancestor", "Kiefer Sutherlnd"): rapidfuzz against the alias list,
-which is cached and refreshed every ``FUZZY_TTL_S`` seconds or on ``invalidate()``.
+which is cached and refreshed every ``FUZZY_TTL_S`` seconds (in the background: the question
+that finds it stale uses the old list, since reading the table took ~3 s at 100k passages) or
+at once after ``invalidate()``.
 
 Case: an entity learned from the corpus (NER, titles) links only where the question writes it
 with a capital, a digit or in a script without case (Chinese). Measured on HotpotQA, linking
@@ -21,6 +23,7 @@ An alias claimed by several entities links to all of them; the trace shows the c
 
 from __future__ import annotations
 
+import logging
 import re
 import threading
 import time
@@ -33,6 +36,7 @@ from kgrag.retrieve.types import LinkedEntity
 from kgrag.stores.base import GraphReader
 from kgrag.types import ANY_CASE_TYPES, IDENTIFIER, SECTION, Entity
 
+log = logging.getLogger(__name__)
 FUZZY_TTL_S = 60.0
 MAX_EXPANSIONS_PER_ENTITY = 8
 MIN_FUZZY_CHARS = 8
@@ -50,6 +54,8 @@ class EntityLinker:
         self._fuzzy_aliases: list[str] | None = None
         self._fuzzy_keys: list[list[str]] = []
         self._fuzzy_loaded_at = 0.0
+        self._refreshing: threading.Thread | None = None
+        self._generation = 0
         self.describer = DescriptionLinker(graph)
 
     def invalidate(self) -> None:
@@ -57,6 +63,7 @@ class EntityLinker:
         calls this)."""
         with self._fuzzy_lock:
             self._fuzzy_aliases = None
+            self._generation += 1  # a refresh begun before this change must not land after it
         self.describer.invalidate()
 
     # -- public ------------------------------------------------------------------------------
@@ -176,14 +183,35 @@ class EntityLinker:
 
     def _alias_list(self) -> tuple[list[str], list[list[str]]]:
         with self._fuzzy_lock:
-            stale = time.monotonic() - self._fuzzy_loaded_at > FUZZY_TTL_S
-            if self._fuzzy_aliases is None or stale:
-                table = self.graph.alias_table()
-                items = [(a, ks) for a, ks in table.items() if len(a) >= MIN_FUZZY_CHARS - 2]
-                self._fuzzy_aliases = [a for a, _ in items]
-                self._fuzzy_keys = [list(ks) for _, ks in items]
-                self._fuzzy_loaded_at = time.monotonic()
+            if self._fuzzy_aliases is None:
+                self._load_alias_list()
+            elif time.monotonic() - self._fuzzy_loaded_at > FUZZY_TTL_S and self._refreshing is None:
+                self._refreshing = threading.Thread(target=self._refresh, name="kgrag-alias-list", daemon=True)
+                self._refreshing.start()
+            assert self._fuzzy_aliases is not None
             return self._fuzzy_aliases, self._fuzzy_keys
+
+    def _load_alias_list(self) -> None:
+        """Caller holds ``_fuzzy_lock``."""
+        aliases, keys = self._read_alias_list()
+        self._fuzzy_aliases, self._fuzzy_keys, self._fuzzy_loaded_at = aliases, keys, time.monotonic()
+
+    def _refresh(self) -> None:
+        try:
+            generation = self._generation
+            aliases, keys = self._read_alias_list()
+            with self._fuzzy_lock:
+                if generation == self._generation:  # else invalidated meanwhile: reloaded at once
+                    self._fuzzy_aliases, self._fuzzy_keys = aliases, keys
+                    self._fuzzy_loaded_at = time.monotonic()
+        except Exception:  # noqa: BLE001 - the old list serves on; the next stale check retries
+            log.exception("refreshing the alias list for fuzzy linking failed")
+        finally:
+            self._refreshing = None
+
+    def _read_alias_list(self) -> tuple[list[str], list[list[str]]]:
+        items = [(a, ks) for a, ks in self.graph.alias_table().items() if len(a) >= MIN_FUZZY_CHARS - 2]
+        return [a for a, _ in items], [list(ks) for _, ks in items]
 
 
 def _any_case(entity: Entity | None, question: str, start: int, end: int) -> bool:

@@ -151,8 +151,8 @@ class GraphWalkPath:
         routes = self._routes([(question, self.hops), (feedback, max(0, self.hops - 1))], confidence, n)
         # (chunk, entity, gain, path, the entity's best route?)
         found: list[tuple[str, str, float, GraphPath, bool]] = []
-        for key, mentions in self.graph.mentions_of(list(routes)).items():
-            for chunk_id, count in mentions[:MENTIONS_PER_ENTITY]:
+        for key, mentions in self.graph.mentions_of(list(routes), MENTIONS_PER_ENTITY).items():
+            for chunk_id, count in mentions:
                 boost = 1.0 + 0.25 * math.log(count)
                 for i, (weight, path) in enumerate(routes[key]):
                     found.append((chunk_id, key, weight * boost, path, i == 0))

@@ -83,6 +83,10 @@ class ChunkIndex(Protocol):
     def document_ids(self) -> set[str]:
         ...
 
+    def prepare_reads(self) -> None:
+        """Load what the first search would (the embedded index reads its dense matrix; a
+        server engine has nothing to do)."""
+
     def count(self, searchable_only: bool = False) -> int:
         ...
 
@@ -154,8 +158,10 @@ class GraphReader(Protocol):
     def find_entities(self, query: str, limit: int = 20) -> list[Entity]:
         """Entities whose name or an alias contains the (normalized) query, best first."""
 
-    def mentions_of(self, keys: Sequence[str]) -> dict[str, list[tuple[str, int]]]:
-        """entity key → [(chunk id, count)] of the chunks that mention it."""
+    def mentions_of(self, keys: Sequence[str], per_key: int | None = None) -> dict[str, list[tuple[str, int]]]:
+        """entity key → [(chunk id, count)] of the chunks that mention it, by count then chunk
+        id; with ``per_key``, only that many of each key's first (the graph path reads 50 per
+        reached entity: a hub's thousands of mentions are not carried into Python)."""
 
     def entity_chunk_counts(self, keys: Sequence[str]) -> dict[str, int]:
         """entity key → number of chunks mentioning it (specificity: fewer is more specific)."""
@@ -215,8 +221,10 @@ class GraphWriter(Protocol):
         """Create or merge entities (aliases added, no duplicates); marks them curated when the
         given entity is curated. Used by glossaries and the alias admin."""
 
-    def stats(self) -> dict[str, int]:
-        """Counts: documents, chunks, entities, aliases, mentions, relations (distinct edges)."""
+    def stats(self, relations: bool = True) -> dict[str, int]:
+        """Counts: documents, chunks, entities, aliases, mentions, relations (distinct edges).
+        ``relations=False`` may leave the last out: the costly one (4 s of SQLite at 8.5M
+        relations), which ``/readyz`` does not show."""
 
     def prepare_reads(self) -> None:
         """Called after a batch of writes: bring read-side caches up to date, so that no reader

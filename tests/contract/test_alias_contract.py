@@ -135,6 +135,10 @@ def test_merge_moves_aliases_mentions_and_relations(kb):
         "最近公共祖先": ["lca"], "lowest common ancestor": ["lca"]}
     # counts summed per chunk; one mention row per (entity, chunk)
     assert kb.mentions_of(["lca"])["lca"] == [("A#0", 3), ("B#0", 3), ("A#1", 2)]
+    # per_key keeps each key's most-mentioning chunks, ties by chunk id
+    assert kb.mentions_of(["lca", "tree"], per_key=2) == {
+        "lca": [("A#0", 3), ("B#0", 3)], "tree": kb.mentions_of(["tree"])["tree"][:2]}
+    assert kb.mentions_of(["lca"], per_key=0) == {}
     # lca–tree: A#0 1 (own) + 1 (lowest's), A#1 2, B#0 1; lca–lowest (now a self-relation) is gone
     assert kb.relation_weight("lca", "tree") == pytest.approx(5.0)
     assert kb.stats() == {"documents": 2, "chunks": 3, "entities": 2, "aliases": 7, "mentions": 6, "relations": 1}

@@ -29,7 +29,7 @@ def readyz():
         problems = [redact_paths(p) for p in problems]
         return jsonify({"status": "unavailable", "reason": "; ".join(problems), "problems": problems}), 503
     try:
-        graph = components.graph.stats()
+        graph = components.graph.stats(relations=False)
         chunks = components.chunk_index.count(searchable_only=True)
     except Exception as exc:  # a store that cannot answer: not ready, say why
         return jsonify({"status": "unavailable", "reason": redact_paths(f"{type(exc).__name__}: {exc}")}), 503

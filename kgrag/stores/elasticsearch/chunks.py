@@ -365,6 +365,9 @@ class ElasticsearchChunkIndex:
                             frozenset(str(b["key"]) for b in got["tags"]["buckets"]), day("date_min"), day("date_max"),
                             frozenset(str(b["key"]) for b in got["languages"]["buckets"]))
 
+    def prepare_reads(self) -> None:
+        """Nothing to load: the server holds the index."""
+
     def count(self, searchable_only: bool = False) -> int:
         query = {"term": {"is_parent": False}} if searchable_only else {"match_all": {}}
         with es_errors(self.url, f"count chunks in index {self.index!r}"):

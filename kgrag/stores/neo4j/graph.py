@@ -145,12 +145,14 @@ class Neo4jGraphStore(RoleForwarding):
         return [found[k] for k in keys if k in found]
 
     # -- traversal -------------------------------------------------------------------------
-    def mentions_of(self, keys: Sequence[str]) -> dict[str, list[tuple[str, int]]]:
+    def mentions_of(self, keys: Sequence[str], per_key: int | None = None) -> dict[str, list[tuple[str, int]]]:
         """Keys with no mention are absent; each list is ordered by count, then chunk id."""
         rows = self._run.read("read mentions", lambda tx: self._run.rows(tx, "mentions_of", keys=list(keys)))
         out: dict[str, list[tuple[str, int]]] = {}
         for r in rows:
             out.setdefault(r["key"], []).append((r["chunk_id"], int(r["count"])))
+        if per_key is not None:
+            out = {key: found[:per_key] for key, found in out.items() if per_key > 0}
         return out
 
     def entity_chunk_counts(self, keys: Sequence[str]) -> dict[str, int]:
@@ -219,7 +221,8 @@ class Neo4jGraphStore(RoleForwarding):
     def prepare_reads(self) -> None:
         """Nothing to prepare: the server walks its own graph."""
 
-    def stats(self) -> dict[str, int]:
+    def stats(self, relations: bool = True) -> dict[str, int]:
+        """One query counts all (``relations`` is ignored)."""
         row = self._run.read("stats", lambda tx: self._run.rows(tx, "stats"))[0]
         return {name: int(row[name]) for name in ("documents", "chunks", "entities", "aliases", "mentions", "relations")}
 

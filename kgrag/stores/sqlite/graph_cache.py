@@ -23,6 +23,7 @@ import sqlite3
 import threading
 from pathlib import Path
 
+from kgrag import heap
 from kgrag.stores.graph_walk import merge_parallel_edges
 from kgrag.stores.sqlite.compact_graph import CompactGraph, load_compact_graph, load_snapshot, save_snapshot
 
@@ -141,8 +142,7 @@ class EntityGraphCache:
         gc.unfreeze()
         self.graph = None  # the old arrays go before the new ones are read
         self.graph = load_compact_graph(conn)
-        gc.collect()
-        gc.freeze()
+        heap.settle()
         self._save_snapshot(conn, max_seq)
         self.edges = len(self.graph.neighbours) // 2
         self.rebuilds += 1

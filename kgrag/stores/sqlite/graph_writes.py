@@ -48,6 +48,13 @@ CREATE INDEX relation_target ON relation_evidence (target_key, source_key);
 CREATE INDEX relation_chunk ON relation_evidence (chunk_id)
 """
 
+# Added to files made before it (run on every open). ``mentions_of(per_key=50)`` reads each
+# entity's top mentions straight from it: 29 graph-path calls at 50k passages (~270 entities
+# each), 113–168 ms a call sorting every mention by count, 9–15 ms with the index.
+SCHEMA_ADDITIONS = """
+CREATE INDEX IF NOT EXISTS mentions_top ON mentions (entity_key, count DESC, chunk_id)
+"""
+
 
 # -- checks inside a transaction -------------------------------------------------------------
 def check_entities_exist(conn: sqlite3.Connection, what: str, keys: set[str]) -> None:

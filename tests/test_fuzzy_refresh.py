@@ -1,0 +1,60 @@
+"""The fuzzy linker's alias list: refreshed in the background when stale (the question that
+finds it stale is not made to wait for the table), at once after ``invalidate()``."""
+
+from __future__ import annotations
+
+from kgrag.retrieve.linking import EntityLinker
+from kgrag.stores.sqlite.graph import SqliteGraphStore
+from kgrag.types import Chunk, Document, Entity, Mention
+
+
+def _store_with(tmp_path, *names: str) -> SqliteGraphStore:
+    graph = SqliteGraphStore(tmp_path / "graph.sqlite")
+    _add(graph, "films", *names)
+    return graph
+
+
+def _add(graph: SqliteGraphStore, doc_id: str, *names: str) -> None:
+    entities = [Entity(key=n.lower(), name=n, aliases=[n]) for n in names]
+    graph.write_document(Document(id=doc_id, source=f"{doc_id}.md", hash=doc_id),
+                         [Chunk(id=f"{doc_id}#0", doc_id=doc_id, text=" ".join(names), ordinal=0)],
+                         entities, [Mention(e.key, f"{doc_id}#0") for e in entities], [])
+
+
+def _fuzzy_keys(linker: EntityLinker, question: str) -> set[str]:
+    return {le.key for le in linker.link(question) if le.method == "fuzzy"}
+
+
+def test_a_stale_list_serves_its_question_and_is_replaced_in_the_background(tmp_path):
+    graph = _store_with(tmp_path, "Glass Harbor")
+    linker = EntityLinker(graph)
+    assert _fuzzy_keys(linker, "Who directed Glass Harbr?") == {"glass harbor"}
+    _add(graph, "towers", "Crimson Lighthouse")
+    assert _fuzzy_keys(linker, "Who built the Crimson Lighthuse?") == set()  # fresh list: not yet known
+    linker._fuzzy_loaded_at = 0.0  # the list is now older than FUZZY_TTL_S
+    assert _fuzzy_keys(linker, "Who built the Crimson Lighthuse?") == set()  # served by the old list
+    refreshing = linker._refreshing
+    assert refreshing is not None
+    refreshing.join(timeout=30)
+    assert _fuzzy_keys(linker, "Who built the Crimson Lighthuse?") == {"crimson lighthouse"}
+    assert linker._refreshing is None
+
+
+def test_invalidate_reloads_at_once_and_a_refresh_begun_before_it_does_not_land(tmp_path):
+    graph = _store_with(tmp_path, "Glass Harbor")
+    linker = EntityLinker(graph)
+    question = "Who built the Crimson Lighthuse?"
+    assert _fuzzy_keys(linker, "Who directed Glass Harbr?") == {"glass harbor"}
+    read = linker._read_alias_list
+
+    def read_then_an_admin_change():  # the change lands while a refresh reads the table
+        stale = read()
+        linker._read_alias_list = read  # type: ignore[method-assign]
+        _add(graph, "towers", "Crimson Lighthouse")
+        linker.invalidate()
+        assert _fuzzy_keys(linker, question) == {"crimson lighthouse"}  # reloaded at once
+        return stale
+
+    linker._read_alias_list = read_then_an_admin_change  # type: ignore[method-assign]
+    linker._refresh()
+    assert _fuzzy_keys(linker, question) == {"crimson lighthouse"}  # the older read did not land
