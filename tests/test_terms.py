@@ -134,3 +134,19 @@ def test_a_described_heading_needs_its_words_in_the_question(handbook_kb):
     # "leader" alone is not "Teams by leader": a name is described by all of its terms.
     result = handbook_kb.retriever.retrieve("Who is a good leader?", top_k=5, modes=("graph",))
     assert "Teams by leader" not in {le.name for le in result.query.described}
+
+
+def test_an_alias_the_admin_adds_is_described_at_once(handbook_kb):
+    # Last in the module: it adds an alias to the shared knowledge base.
+    from kgrag.aliases.service import AliasService
+
+    linker = handbook_kb.retriever.linker
+    q = "Where is the roster of the leadership kept?"  # the alias's words, not in its order
+    assert "Teams by leader" not in {le.name for le in linker.described(q, linker.link(q))}
+    service = AliasService.from_components(handbook_kb, user="test", on_change=linker.invalidate)
+    service.add("Teams by leader", ["Leadership roster"])
+    linked = linker.link(q)
+    assert "Teams by leader" not in {le.name for le in linked}  # no exact match of the new alias
+    described = {le.name: le for le in linker.described(q, linked)}
+    assert "Teams by leader" in described, described
+    assert described["Teams by leader"].surface == "leadership roster"
