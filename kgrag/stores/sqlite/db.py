@@ -152,11 +152,10 @@ class SqliteDatabase:
         if self._checked is None or self._checked[0] != state:
             self.quick_checks += 1
             try:
-                with self.read("quick_check") as conn:
-                    rows = [r[0] for r in conn.execute("PRAGMA quick_check").fetchall()]
+                rows = _quick_check(self.path)
                 found = [] if rows == ["ok"] else [f"{Path(self.path).name} fails quick_check: {rows[0]}"]
-            except StoreError as exc:
-                found = [f"{Path(self.path).name} fails quick_check: {str(exc).rsplit(': ', 1)[-1]}"]
+            except sqlite3.Error as exc:
+                found = [f"{Path(self.path).name} fails quick_check: {exc}"]
             self._checked = (state, found)
             _note(self.path, state, sound=not found)
         return self._checked[1]
@@ -198,6 +197,17 @@ def _stat_state(path: str) -> tuple[int, int] | None:
     except OSError:
         return None
     return (st.st_size, st.st_mtime_ns)
+
+
+def _quick_check(path: str) -> list[str]:
+    """On a connection of its own, read-only: the store's connection (and its lock) stays free
+    for searches meanwhile (seconds on a large file: a server's first start after an ingest
+    checks while it loads the models and reads the graph)."""
+    conn = sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True, timeout=30.0)
+    try:
+        return [r[0] for r in conn.execute("PRAGMA quick_check").fetchall()]
+    finally:
+        conn.close()
 
 
 def _wal_state(path: str) -> tuple[int, int] | None:
