@@ -302,7 +302,7 @@ class SqliteChunkIndex:
                 return None
             dim = len(rows[0][2]) // 4
             vectors = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.float32).reshape(-1, dim)
-            self._dense = DenseMatrix.build([r[0] for r in rows], [r[1] for r in rows], vectors)
+            self._dense = DenseMatrix.build([r[0] for r in rows], [r[1] for r in rows], vectors, spare=True)
         if self._dense_appended:
             self._dense = self._dense.extended(self._dense_appended)
             self._dense_appended = []
