@@ -53,8 +53,9 @@ def warm_up(app: Flask) -> None:
     started = time.perf_counter()
     # The stores' integrity check (SQLite's quick_check on a connection of its own: C code
     # outside the GIL, 8.5 s at 100k passages when the files changed since the last one) runs
-    # beside the model loading (~8 s) and the first retrieval. The other reads run after it: beside the imports they only slowed both (100k
-    # passages, start to ready: 14.1 s with every read in the thread, 11.3 s without).
+    # beside the model loading (~8 s) and the first retrieval. The other reads run after it:
+    # beside the imports they only slowed both (100k passages, start to ready: 14.1 s with
+    # every read in the thread, 11.3 s without).
     integrity = threading.Thread(target=check_integrity, args=(components,), name="kgrag-integrity", daemon=True)
     integrity.start()
     # One real retrieval loads the embedder (and reranker), jieba's dictionary, the dense

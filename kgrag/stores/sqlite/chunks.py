@@ -83,7 +83,6 @@ class SqliteChunkIndex:
         self._dense: DenseMatrix | None = None  # None: load at next dense search
         self._dense_appended: list[DenseMatrix] = []
         self._seen_data_version = self._db.data_version()
-        self._counts: dict[bool, tuple[tuple[int, int], int]] = {}  # searchable_only → (stamp, n)
         self.dense_catch_ups = 0  # another connection's commits applied without a reload (tests)
 
     # -- writes ----------------------------------------------------------------------------
@@ -182,13 +181,8 @@ class SqliteChunkIndex:
         path asks on every question, and counting scanned the table (75 ms at 67k chunks)."""
         where = "WHERE is_parent = 0" if searchable_only else ""
         with self._db.read("count chunks") as conn:
-            stamp = self._db.stamp(conn)
-            kept = self._counts.get(searchable_only)
-            if kept is not None and kept[0] == stamp:
-                return kept[1]
-            n = int(conn.execute(f"SELECT count(*) FROM chunks {where}").fetchone()[0])
-            self._counts[searchable_only] = (stamp, n)
-            return n
+            return self._db.kept(conn, ("count", searchable_only),
+                                 lambda: int(conn.execute(f"SELECT count(*) FROM chunks {where}").fetchone()[0]))
 
     def iter_chunks(self, batch_size: int = 500) -> Iterator[tuple[Chunk, np.ndarray | None]]:
         """Pages by pk so the lock is held per batch, not for the whole iteration."""
@@ -285,13 +279,13 @@ class SqliteChunkIndex:
     def _dense_matrix(self, conn: sqlite3.Connection) -> DenseMatrix | None:
         """The current matrix (caller holds the lock); reloaded after deletes, replacements or
         a commit from another connection."""
+        if self._dense is not None and self._dense_appended:  # this connection's rows first
+            self._dense = self._dense.extended(self._dense_appended)
+            self._dense_appended = []
         data_version = conn.execute("PRAGMA data_version").fetchone()[0]
         if data_version != self._seen_data_version:
             self._seen_data_version = data_version
             self._dim = self._stored_dim()
-            if self._dense is not None and self._dense_appended:  # this connection's rows first
-                self._dense = self._dense.extended(self._dense_appended)
-                self._dense_appended = []
             self._dense = self._caught_up(conn, self._dense) if self._dense is not None else None
         if self._dense is None:
             rows = conn.execute(
@@ -300,12 +294,7 @@ class SqliteChunkIndex:
             self._dense_appended = []
             if not rows:
                 return None
-            dim = len(rows[0][2]) // 4
-            vectors = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.float32).reshape(-1, dim)
-            self._dense = DenseMatrix.build([r[0] for r in rows], [r[1] for r in rows], vectors, spare=True)
-        if self._dense_appended:
-            self._dense = self._dense.extended(self._dense_appended)
-            self._dense_appended = []
+            self._dense = _matrix(rows, spare=True)
         return self._dense
 
     def _caught_up(self, conn: sqlite3.Connection, dense: DenseMatrix) -> DenseMatrix | None:
@@ -325,10 +314,7 @@ class SqliteChunkIndex:
         if stored is None or int(stored[0]) != len(dense) + len(rows):
             return None
         self.dense_catch_ups += 1
-        if not rows:
-            return dense
-        vectors = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.float32).reshape(len(rows), -1)
-        return dense.extended([DenseMatrix.build([r[0] for r in rows], [r[1] for r in rows], vectors)])
+        return dense.extended([_matrix(rows)]) if rows else dense
 
     # -- dimension -------------------------------------------------------------------------
     def _fix_dim(self, conn: sqlite3.Connection, dim: int) -> int:
@@ -433,6 +419,13 @@ def _chunk_from_row(row: Sequence[Any]) -> Chunk:
         page=page, start=start, end=end, ordinal=ordinal, parent_id=parent_id,
         is_parent=bool(is_parent), metadata=json.loads(metadata),
     )
+
+
+def _matrix(rows: Sequence[tuple[int, str, bytes]], spare: bool = False) -> DenseMatrix:
+    """(pk, chunk id, float32 vector bytes) rows, in pk order → a DenseMatrix."""
+    dim = len(rows[0][2]) // 4
+    vectors = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.float32).reshape(-1, dim)
+    return DenseMatrix.build([r[0] for r in rows], [r[1] for r in rows], vectors, spare=spare)
 
 
 def _next_pks(conn: sqlite3.Connection, n: int) -> list[int]:

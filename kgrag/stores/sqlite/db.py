@@ -10,12 +10,14 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Hashable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from kgrag.errors import StoreError
+
+T = TypeVar("T")
 
 # PRAGMA application_id values: a chunk-index file opened as a graph (or any foreign SQLite
 # file) is refused instead of silently gaining a second set of tables.
@@ -49,6 +51,7 @@ class SqliteDatabase:
         self._identity = _file_identity(self.path)
         self._checked: tuple[tuple, list[str]] | None = None  # (file state, quick_check problems)
         self.quick_checks = 0  # how many ran (tests)
+        self._kept: dict[Hashable, tuple[tuple[int, int], Any]] = {}  # see kept(): key → (stamp, value)
         try:
             self._prepare(app_id, schema_version, schema, additions)
         except sqlite3.Error as exc:
@@ -160,10 +163,15 @@ class SqliteDatabase:
             _note(self.path, state, sound=not found)
         return self._checked[1]
 
-    def stamp(self, conn: sqlite3.Connection) -> tuple[int, int]:
-        """Changes after any write, through this object or another connection (caller holds
-        the lock): a figure read from the file stays right while its stamp does."""
-        return conn.execute("PRAGMA data_version").fetchone()[0], self.writes
+    def kept(self, conn: sqlite3.Connection, key: Hashable, read: Callable[[], T]) -> T:
+        """``read()``'s value, kept until a write through this object or a commit by another
+        connection (``PRAGMA data_version``); caller holds the lock. For figures a hot path or a
+        poll asks for again and again (a table's row count, the stores' counts)."""
+        stamp = (conn.execute("PRAGMA data_version").fetchone()[0], self.writes)
+        held = self._kept.get(key)
+        if held is None or held[0] != stamp:
+            held = self._kept[key] = (stamp, read())
+        return held[1]
 
     def data_version(self) -> int:
         """Changes whenever *another* connection commits to the file (PRAGMA data_version):

@@ -55,7 +55,6 @@ class SqliteGraphStore(RoleForwarding):
                 conn.execute(statement)
         # Saved beside the database after each full build; a restarted server loads it and
         # applies the changes since, instead of re-reading every relation (README "Sizing").
-        self._stats: tuple[tuple[int, int], dict[str, int]] | None = None  # (stamp, counts)
         self._graph_cache = EntityGraphCache(Path(self.path + ".walk.npz") if self.path != ":memory:" else None)
 
     # -- documents -------------------------------------------------------------------------
@@ -310,13 +309,7 @@ class SqliteGraphStore(RoleForwarding):
         relations is the costly part (2.1 s at 50k passages, 4 s at 100k: 8.5M relations),
         left out with ``relations=False``."""
         with self._db.read("stats") as conn:
-            stamp = self._db.stamp(conn)
-            if self._stats is None or self._stats[0] != stamp or (relations and "relations" not in self._stats[1]):
-                self._stats = (stamp, self._count_all(conn, relations))
-            counts = dict(self._stats[1])
-        if not relations:
-            counts.pop("relations", None)
-        return counts
+            return dict(self._db.kept(conn, ("stats", relations), lambda: self._count_all(conn, relations)))
 
     @staticmethod
     def _count_all(conn: sqlite3.Connection, relations: bool) -> dict[str, int]:
