@@ -64,7 +64,8 @@ def ingest(settings: Settings, paths: tuple[str, ...], glossary: Path | None, as
     try:
         report = comps.ingest_job().run(paths, glossary_entities=entities, progress=not no_progress and sys.stderr.isatty())
     finally:
-        comps.close()
+        for problem in comps.close(check_files=True):
+            click.echo(f"warning: {problem}", err=True)
     if as_json:
         click.echo(json.dumps(report.to_dict(), ensure_ascii=False, indent=2))
     else:

@@ -94,6 +94,15 @@ class HealthCheck(Protocol):
         """[] when fine; else one line per problem (a removed or corrupt file, no server)."""
 
 
+@runtime_checkable
+class FileCheck(Protocol):
+    """A store kept in a local file (the embedded SQLite stores)."""
+
+    def check_file(self) -> list[str]:
+        """The file's integrity check on a connection of its own, so it also runs after
+        ``close()``; [] when sound, and a passed check is noted beside the file."""
+
+
 @dataclass(frozen=True)
 class RecoveryPlan:
     """What to do with each pending write: ``roll_forward`` (the graph committed it: finish the

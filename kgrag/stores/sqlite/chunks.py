@@ -342,6 +342,10 @@ class SqliteChunkIndex:
         """See ``SqliteDatabase.problems``."""
         return self._db.problems()
 
+    def check_file(self) -> list[str]:
+        """See ``FileCheck``: ``SqliteDatabase.problems`` needs no open connection."""
+        return self._db.problems()
+
     def close(self) -> None:
         self._db.close()
         self._dense = None

@@ -325,6 +325,10 @@ class SqliteGraphStore(RoleForwarding):
         """See ``SqliteDatabase.problems``."""
         return self._db.problems()
 
+    def check_file(self) -> list[str]:
+        """See ``FileCheck``: ``SqliteDatabase.problems`` needs no open connection."""
+        return self._db.problems()
+
     def close(self) -> None:
         self._db.close()
         self._graph_cache.drop()
