@@ -234,7 +234,7 @@ class IngestJob:
             # done here, once, with its snapshot saved, a server's first question after an
             # ingest loads that instead (README "Sizing").
             with _timed(report, "prepare reads"):
-                self.graph.prepare_reads()
+                self.graph.prepare_reads(this_process=False)
 
         llm = getattr(self._extractor, "llm", None)
         if llm is not None:  # its cost during this run, then counting starts again

@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 from typing import IO, cast
 
 from flask import Flask
@@ -87,7 +88,7 @@ def prime_stores(components: Components) -> None:
     stores agree, their counts (kept until a file changes), the entity graph (from its
     snapshot, or by reading every relation) and the dense matrix. A failure is logged:
     ``/readyz`` says what is wrong when asked."""
-    steps = {
+    steps: dict[str, Callable[[], object]] = {
         "integrity and agreement": lambda: readiness_problems(components.journal, components.chunk_index,
                                                               components.graph),
         "counts": lambda: (components.graph.stats(relations=False), components.chunk_index.count(searchable_only=True)),

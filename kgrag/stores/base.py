@@ -226,10 +226,11 @@ class GraphWriter(Protocol):
         ``relations=False`` may leave the last out: the costly one (4 s of SQLite at 8.5M
         relations), which ``/readyz`` does not show."""
 
-    def prepare_reads(self) -> None:
-        """Called after a batch of writes: bring read-side caches up to date, so that no reader
-        pays for it on its first question (the embedded store builds its entity graph and saves
-        the snapshot a server loads; a server engine has nothing to do)."""
+    def prepare_reads(self, *, this_process: bool = True) -> None:
+        """Bring read-side caches up to date, so that no reader pays for it on its first
+        question (the embedded store builds its entity graph and saves the snapshot a server
+        loads; a server engine has nothing to do). ``this_process=False`` (a writer that will
+        not read, after its batch): only what readers elsewhere need."""
 
 
 @runtime_checkable

@@ -218,7 +218,7 @@ class Neo4jGraphStore(RoleForwarding):
         return [entity_of(r) for r in rows]
 
     # -- bookkeeping -----------------------------------------------------------------------
-    def prepare_reads(self) -> None:
+    def prepare_reads(self, *, this_process: bool = True) -> None:
         """Nothing to prepare: the server walks its own graph."""
 
     def stats(self, relations: bool = True) -> dict[str, int]:

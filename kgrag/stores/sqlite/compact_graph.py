@@ -232,5 +232,19 @@ def load_snapshot(path: Path, newer_than: int = -1) -> tuple[CompactGraph, int, 
     return graph, int(meta["seq"]), (meta["mark"][0], meta["mark"][1])
 
 
+def snapshot_state(path: Path) -> tuple[int, tuple[str, str], int] | None:
+    """(seq, mark, undirected edges) of a readable snapshot of this format, reading only its
+    metadata and offsets (not the 240 MB of a 100k passage graph); None when there is none."""
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            meta = json.loads(data["meta"].tobytes().decode("utf-8"))
+            if meta.get("format") != SNAPSHOT_FORMAT:
+                return None
+            edges = int(data["indptr"][-1]) // 2
+    except (OSError, ValueError, KeyError, IndexError, zipfile.BadZipFile):
+        return None
+    return int(meta["seq"]), (meta["mark"][0], meta["mark"][1]), edges
+
+
 def _text_array(text: str) -> np.ndarray:
     return np.frombuffer(text.encode("utf-8"), dtype=np.uint8)

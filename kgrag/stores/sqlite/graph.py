@@ -298,10 +298,17 @@ class SqliteGraphStore(RoleForwarding):
         return [found[k] for k in keys]
 
     # -- bookkeeping -----------------------------------------------------------------------
-    def prepare_reads(self) -> None:
+    def prepare_reads(self, *, this_process: bool = True) -> None:
         """Brings the entity graph up to date; after bulk changes that is a full build, saved
         as the snapshot other processes (a running or restarted server) load instead of
-        re-reading every relation."""
+        re-reading every relation. ``this_process=False`` (the ingest job): nothing at all while
+        a reader starting from the saved snapshot would catch up from the change log anyway —
+        a one-document ingest at 100k passages loaded the 240 MB snapshot and caught it up
+        (1.0–1.7 s) only to exit."""
+        if not this_process:
+            with self._db.read("check the graph snapshot") as conn:
+                if self._graph_cache.snapshot_serves(conn):
+                    return
         self.neighbors([], hops=1)
 
     def stats(self, relations: bool = True) -> dict[str, int]:

@@ -25,7 +25,13 @@ from pathlib import Path
 
 from kgrag import heap
 from kgrag.stores.graph_walk import merge_parallel_edges
-from kgrag.stores.sqlite.compact_graph import CompactGraph, load_compact_graph, load_snapshot, save_snapshot
+from kgrag.stores.sqlite.compact_graph import (
+    CompactGraph,
+    load_compact_graph,
+    load_snapshot,
+    save_snapshot,
+    snapshot_state,
+)
 
 log = logging.getLogger(__name__)
 
@@ -96,6 +102,21 @@ class EntityGraphCache:
             conn.execute("COMMIT")
         assert self.graph is not None
         return self.graph
+
+    def snapshot_serves(self, conn: sqlite3.Connection) -> bool:
+        """Whether a reader loading the saved snapshot now would catch up from the change log
+        rather than rebuild (``_catch_up``'s rule): the snapshot is of this database, its
+        changes are all still logged, and those after it are few. Reads only its small parts."""
+        state = snapshot_state(self.snapshot) if self.snapshot is not None else None
+        if state is None:
+            return False
+        seq, mark, edges = state
+        row = conn.execute("SELECT a, b FROM relation_changes WHERE seq = ?", (seq,)).fetchone()
+        if row is None or tuple(row) != mark:
+            return False
+        changed = conn.execute("SELECT count(*) FROM (SELECT DISTINCT a, b FROM relation_changes WHERE seq > ?)",
+                               (seq,)).fetchone()[0]
+        return changed <= max(MIN_REBUILD_CHANGES, REBUILD_FRACTION * edges)
 
     def _catch_up(self, conn: sqlite3.Connection, max_seq: int, min_seq: int | None) -> bool:
         """Applies the changes after ``self.seq``; False (nothing applied) when some were pruned
