@@ -29,7 +29,7 @@ that built the list from nothing), a filters value that is not an object.
 
 ``SearchFilter.matches(chunk)`` is the reference semantics: the pipeline applies it to hits
 that only the graph found (the graph holds no chunk metadata), and each engine translates the
-same object into its own query language (``sqlite_chunks.filter_sql``,
+same object into its own query language (``kgrag.stores.sqlite.chunk_filters.filter_sql``,
 ``es_mapping.filter_clauses``). ``tests/contract/test_filter_contract.py`` checks that every
 engine returns exactly the chunks ``matches`` keeps.
 """

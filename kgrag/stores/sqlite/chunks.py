@@ -22,11 +22,12 @@ from typing import Any
 
 import numpy as np
 
-from kgrag.facets import DATE, DOC_TYPE, LANGUAGE, TAGS, FacetCatalog
+from kgrag.facets import FacetCatalog
 from kgrag.stores.base import StoreError, check_vectors
 from kgrag.stores.filters import SearchFilter
+from kgrag.stores.sqlite.chunk_filters import filter_sql, read_facet_catalog
 from kgrag.stores.sqlite.db import CHUNK_INDEX_APP_ID, IN_JSON, SqliteDatabase, id_list, to_json
-from kgrag.stores.sqlite.dense import DenseMatrix
+from kgrag.stores.sqlite.dense import DenseMatrix, matrix_of_rows
 from kgrag.text.analyze import analyze, segment
 from kgrag.types import Chunk, ScoredId
 
@@ -206,17 +207,7 @@ class SqliteChunkIndex:
         """The distinct doc types, tags and languages of the searchable chunks and the span of
         their dates (``kgrag.facets.FacetCatalog``); one scan of the metadata column each."""
         with self._db.read("read the facet catalog") as conn:
-            doc_types, languages = ({r[0] for r in conn.execute(
-                f"SELECT DISTINCT json_extract(metadata, '$.{key}') FROM chunks "
-                f"WHERE is_parent = 0 AND json_type(metadata, '$.{key}') = 'text'")} for key in (DOC_TYPE, LANGUAGE))
-            tags = {r[0] for r in conn.execute(
-                f"SELECT DISTINCT t.value FROM chunks c, json_each(c.metadata, '$.{TAGS}') t "
-                f"WHERE c.is_parent = 0 AND json_type(c.metadata, '$.{TAGS}') = 'array' AND t.type = 'text'")}
-            low, high = conn.execute(
-                f"SELECT min(json_extract(metadata, '$.{DATE}')), max(json_extract(metadata, '$.{DATE}')) "
-                f"FROM chunks WHERE is_parent = 0 AND json_type(metadata, '$.{DATE}') = 'text' "
-                f"AND length(json_extract(metadata, '$.{DATE}')) = 10").fetchone()
-        return FacetCatalog(frozenset(doc_types), frozenset(tags), low, high, frozenset(languages))
+            return read_facet_catalog(conn)
 
     # -- search ----------------------------------------------------------------------------
     def search_bm25(self, query: str, k: int, filters: SearchFilter | None = None) -> list[ScoredId]:
@@ -294,7 +285,7 @@ class SqliteChunkIndex:
             self._dense_appended = []
             if not rows:
                 return None
-            self._dense = _matrix(rows, spare=True)
+            self._dense = matrix_of_rows(rows, spare=True)
         return self._dense
 
     def _caught_up(self, conn: sqlite3.Connection, dense: DenseMatrix) -> DenseMatrix | None:
@@ -314,7 +305,7 @@ class SqliteChunkIndex:
         if stored is None or int(stored[0]) != len(dense) + len(rows):
             return None
         self.dense_catch_ups += 1
-        return dense.extended([_matrix(rows)]) if rows else dense
+        return dense.extended([matrix_of_rows(rows)]) if rows else dense
 
     # -- dimension -------------------------------------------------------------------------
     def _fix_dim(self, conn: sqlite3.Connection, dim: int) -> int:
@@ -351,55 +342,6 @@ class SqliteChunkIndex:
         self._dense = None
 
 
-def filter_sql(filters: SearchFilter | None) -> tuple[str, list[Any]]:
-    """A SearchFilter → an SQL condition on alias ``c`` (chunks) with bound parameters ("" for
-    none): what ``SearchFilter.matches`` keeps."""
-    if filters is None:
-        return "", []
-    clauses: list[str] = []
-    params: list[Any] = []
-    if filters.doc_id is not None:
-        if len(filters.doc_id) == 1:
-            clauses.append("c.doc_id = ?")
-            params.append(filters.doc_id[0])
-        else:
-            clauses.append(f"c.doc_id {IN_JSON}")
-            params.append(id_list(filters.doc_id))
-    if filters.section_path_prefix is not None:
-        # substr, not LIKE: LIKE folds ASCII case and reads % and _ as wildcards. Both count
-        # characters (code points) like Python's len, so CJK prefixes compare whole characters.
-        clauses.append("substr(c.section_path, 1, ?) = ?")
-        params += [len(filters.section_path_prefix), filters.section_path_prefix]
-    if filters.source is not None:
-        clauses.append("c.source = ?")
-        params.append(filters.source)
-    # Facets live in the metadata JSON (kgrag.facets): no schema change, so a file written
-    # before they were recorded is read as it is, its chunks' facets unknown (NULL: no match).
-    for key in (LANGUAGE, DOC_TYPE):
-        values = getattr(filters, key)
-        if values is not None:
-            clauses.append(f"json_type(c.metadata, '$.{key}') = 'text' AND json_extract(c.metadata, '$.{key}') {IN_JSON}")
-            params.append(id_list(values))
-    if filters.tags is not None:
-        # json_each of a plain string yields the string: only an array holds tags.
-        clauses.append(
-            f"json_type(c.metadata, '$.{TAGS}') = 'array' AND EXISTS (SELECT 1 FROM "
-            f"json_each(c.metadata, '$.{TAGS}') t WHERE t.type = 'text' AND t.value {IN_JSON})"
-        )
-        params.append(id_list(filters.tags))
-    if filters.date_from is not None or filters.date_to is not None:
-        # ISO days compare as strings; a date that is not a 10-character string is unknown.
-        day = f"json_extract(c.metadata, '$.{DATE}')"
-        clauses.append(f"json_type(c.metadata, '$.{DATE}') = 'text' AND length({day}) = 10")
-        if filters.date_from is not None:
-            clauses.append(f"{day} >= ?")
-            params.append(filters.date_from)
-        if filters.date_to is not None:
-            clauses.append(f"{day} <= ?")
-            params.append(filters.date_to)
-    return " AND ".join(clauses), params
-
-
 def _check_unique_ids(chunks: list[Chunk]) -> None:
     seen: set[str] = set()
     for c in chunks:
@@ -423,13 +365,6 @@ def _chunk_from_row(row: Sequence[Any]) -> Chunk:
         page=page, start=start, end=end, ordinal=ordinal, parent_id=parent_id,
         is_parent=bool(is_parent), metadata=json.loads(metadata),
     )
-
-
-def _matrix(rows: Sequence[tuple[int, str, bytes]], spare: bool = False) -> DenseMatrix:
-    """(pk, chunk id, float32 vector bytes) rows, in pk order → a DenseMatrix."""
-    dim = len(rows[0][2]) // 4
-    vectors = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.float32).reshape(-1, dim)
-    return DenseMatrix.build([r[0] for r in rows], [r[1] for r in rows], vectors, spare=spare)
 
 
 def _next_pks(conn: sqlite3.Connection, n: int) -> list[int]:

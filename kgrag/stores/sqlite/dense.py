@@ -136,3 +136,10 @@ class DenseMatrix:
     @property
     def nbytes(self) -> int:
         return sum(b.nbytes for b in self.blocks.values())
+
+
+def matrix_of_rows(rows: Sequence[tuple[int, str, bytes]], spare: bool = False) -> DenseMatrix:
+    """(pk, chunk id, float32 vector bytes) rows, in pk order → a DenseMatrix."""
+    dim = len(rows[0][2]) // 4
+    vectors = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.float32).reshape(-1, dim)
+    return DenseMatrix.build([r[0] for r in rows], [r[1] for r in rows], vectors, spare=spare)
