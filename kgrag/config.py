@@ -144,6 +144,9 @@ class RetrievalSettings(_Section):
     # request started (a guard, not a tuning knob: at 500 ms, 100 of 2wiki_dev468's 468
     # questions hit it on this loaded 2-core machine and recall then depended on the load).
     iterate: bool = True
+    # Headings and terms a question describes in its own words seed the graph walk too
+    # (kgrag/retrieve/describe.py); only entities the term extractor made are read.
+    described_entities: bool = True
     iterate_rounds: int = Field(3, ge=1, le=10)
     iterate_hits: int = Field(2, ge=1, le=20)
     # A round whose top hits name more new entities than this is not run: they are a list or a

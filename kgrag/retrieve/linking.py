@@ -31,6 +31,7 @@ from collections.abc import Sequence
 
 from kgrag.lexicon.gazetteer import Gazetteer, candidate_aliases, english_stop_words
 from kgrag.lexicon.normalize import normalize_alias
+from kgrag.retrieve.describe import DescriptionLinker
 from kgrag.retrieve.types import LinkedEntity
 from kgrag.stores.base import GraphReader
 from kgrag.types import ANY_CASE_TYPES, IDENTIFIER, SECTION, Entity
@@ -55,18 +56,26 @@ class EntityLinker:
         self._fuzzy_loaded_at = 0.0
         self._refreshing: threading.Thread | None = None
         self._generation = 0
+        self.describer = DescriptionLinker(graph)
 
     def invalidate(self) -> None:
-        """Drop the cached alias list used for fuzzy matching (the alias admin calls this)."""
+        """Drop the cached alias lists used for fuzzy and described matching (the alias admin
+        calls this)."""
         with self._fuzzy_lock:
             self._fuzzy_aliases = None
             self._generation += 1  # a refresh begun before this change must not land after it
+        self.describer.invalidate()
 
     # -- public ------------------------------------------------------------------------------
     def link(self, question: str) -> list[LinkedEntity]:
         linked, taken = self._exact(question)
         linked += self._fuzzy(question, taken, {le.key for le in linked})
         return linked
+
+    def described(self, question: str, linked: Sequence[LinkedEntity]) -> list[LinkedEntity]:
+        """Headings and terms the question describes in its own words, none of ``linked``:
+        extra graph seeds (``kgrag.retrieve.describe``)."""
+        return self.describer.link(question, linked)
 
     def expansions(self, linked: Sequence[LinkedEntity]) -> list[str]:
         """Surface forms of the linked entities that the question did not already use: BM25

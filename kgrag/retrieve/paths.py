@@ -138,10 +138,10 @@ class GraphWalkPath:
 
     def search(self, query: Query, k: int) -> PathResult:
         t = time.perf_counter()
-        if not query.linked and not query.feedback:
+        if not query.linked and not query.described and not query.feedback:
             return PathResult(self.name, [], ms=_ms(t))
         confidence: dict[str, float] = {}
-        for le in query.linked:
+        for le in [*query.linked, *query.described]:  # described: kgrag.retrieve.describe
             confidence[le.key] = max(confidence.get(le.key, 0.0), le.score)
         question = list(confidence)
         feedback = [key for key in dict.fromkeys(query.feedback) if key not in confidence]

@@ -247,6 +247,10 @@ class Retriever:
             if query.exclusion is not None:  # an excluded topic's entity is never a seed
                 query.linked = [le for le in query.linked if le.key not in query.exclusion.entities]
             query.expansions = self.linker.expansions(query.linked) if "bm25" in modes else []
+        if "graph" in modes and s.described_entities:
+            excluded = query.exclusion.entities if query.exclusion is not None else set()
+            query.described = [le for le in self.linker.described(query.keyword_text, query.linked)
+                               if le.key not in excluded]
         timings["link"] = _ms(t)
         if "bm25" in modes:
             futures["bm25"] = self.pool.submit(self.paths["bm25"].search, query, s.candidates)

@@ -133,6 +133,7 @@ def _search_text(query: Query, text: str, paths: tuple[str, ...], search: Search
     sub.understanding = None  # the rules read the question; a rewrite is searched as written
     sub.completion = None
     sub.linked, sub.expansions, sub.feedback, sub.feedback_from = [], [], [], []
+    sub.described = []
     sub.modes = paths
     return search(sub, paths)
 

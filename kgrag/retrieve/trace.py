@@ -55,6 +55,11 @@ def trace_dict(result: RetrievalResult) -> dict[str, Any]:
              "score": le.score, "candidates": le.candidates}
             for le in q.linked
         ],
+        "described_entities": [
+            {"surface": le.surface, "key": le.key, "name": le.name, "method": le.method,
+             "score": le.score, "candidates": le.candidates}
+            for le in q.described
+        ],
         "expansions": q.expansions,
         "feedback_entities": q.feedback,
         "skipped_paths": q.skipped,

@@ -26,7 +26,7 @@ class LinkedEntity:
     surface: str  # as written in the question
     key: str
     name: str
-    method: str  # "exact" | "fuzzy"
+    method: str  # "exact" | "fuzzy" | "words" (described, kgrag.retrieve.describe)
     score: float = 1.0
     candidates: list[str] = field(default_factory=list)
 
@@ -39,6 +39,8 @@ class Query:
     modes: tuple[str, ...] = PATHS  # which paths run
     linked: list[LinkedEntity] = field(default_factory=list)  # filled once, shared by paths
     expansions: list[str] = field(default_factory=list)  # alias surface forms for BM25
+    # Headings and terms the question describes without naming them: graph seeds only.
+    described: list[LinkedEntity] = field(default_factory=list)
     # Entities of the best keyword hits: extra, weaker seeds for the graph walk (feedback).
     feedback: list[str] = field(default_factory=list)
     feedback_from: list[str] = field(default_factory=list)  # the keyword hits they were read from

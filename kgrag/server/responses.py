@@ -166,6 +166,10 @@ class ExclusionTrace(_Open):
 class TraceOut(_Open):
     modes: list[str]
     linked_entities: list[LinkedEntityOut]
+    described_entities: list[LinkedEntityOut] = Field(
+        default_factory=list, description="headings and terms the question describes in other words (method "
+                                          "'words', surface: the matched name): graph seeds only "
+                                          "(kgrag/retrieve/describe.py)")
     expansions: list[str] = Field(description="other names of linked entities added to the BM25 query")
     feedback_entities: list[str]
     skipped_paths: dict[str, str] = Field(description="path -> why it was left out")

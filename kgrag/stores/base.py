@@ -25,7 +25,7 @@ crash converge on re-run): ``kgrag.stores.consistency``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
@@ -148,9 +148,10 @@ class GraphReader(Protocol):
     def get_entity(self, key: str) -> Entity | None:
         ...
 
-    def alias_table(self) -> dict[str, list[str]]:
+    def alias_table(self, types: Collection[str] | None = None) -> dict[str, list[str]]:
         """normalized alias → entity keys claiming it (more than one = ambiguous). Includes each
-        entity's own normalized name."""
+        entity's own normalized name. ``types``: only entities of these types (the described
+        entities' index reads the term extractor's ~13k of a 100k passage graph's 170k aliases)."""
 
     def lookup_aliases(self, normalized: Iterable[str]) -> dict[str, list[str]]:
         """Like ``alias_table`` restricted to the given normalized aliases."""

@@ -111,6 +111,17 @@ def test_alias_table_lists_every_entity_claiming_an_alias(graph_store):
         "apple": ["apple fruit", "apple inc"], "aapl": ["apple inc"]}
 
 
+def test_alias_table_of_types_keeps_only_those_entities_claims(two_docs):
+    """The described entities' index reads only the term extractor's entities."""
+    assert two_docs.alias_table(types=["ALGORITHM"]) == {
+        "bfs": ["bfs"], "dfs": ["dfs"], "depth first search": ["dfs"]}
+    concepts = two_docs.alias_table(types=["CONCEPT", "NO_SUCH_TYPE"])
+    assert "dfs" not in concepts and concepts["lowest common ancestor"] == ["lca"]
+    assert concepts["树"] == ["tree"] and concepts == {
+        alias: keys for alias, keys in two_docs.alias_table().items() if set(keys) <= {"lca", "tree"}}
+    assert two_docs.alias_table(types=[]) == {}
+
+
 def test_relation_weights_accumulate_across_chunks_and_directions(two_docs):
     assert two_docs.relation_weight("lca", "tree") == pytest.approx(3.5)
     assert two_docs.relation_weight("tree", "lca") == pytest.approx(3.5)

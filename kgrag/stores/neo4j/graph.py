@@ -13,7 +13,7 @@ Every node has a ``name`` (Neo4j Browser's caption). Statements: ``cypher/*.cyph
 
 from __future__ import annotations
 
-from collections.abc import Container, Iterable, Mapping, Sequence
+from collections.abc import Collection, Container, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from kgrag.errors import StoreError
@@ -123,8 +123,13 @@ class Neo4jGraphStore(RoleForwarding):
 
         return self._run.read("get entities", work)
 
-    def alias_table(self) -> dict[str, list[str]]:
-        rows = self._run.read("read alias table", lambda tx: self._run.rows(tx, "alias_table"))
+    def alias_table(self, types: Collection[str] | None = None) -> dict[str, list[str]]:
+        if types is None:
+            rows = self._run.read("read alias table", lambda tx: self._run.rows(tx, "alias_table"))
+        else:
+            wanted = sorted(set(types))
+            rows = self._run.read("read alias table",
+                                  lambda tx: self._run.rows(tx, "alias_table_of_types", types=wanted))
         return grouped(rows, "alias", "key")
 
     def lookup_aliases(self, normalized: Iterable[str]) -> dict[str, list[str]]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
 
 from kgrag.errors import StoreError
@@ -156,9 +156,15 @@ class SqliteGraphStore(RoleForwarding):
         with self._db.read("get entity") as conn:
             return load_entities(conn, [key]).get(key)
 
-    def alias_table(self) -> dict[str, list[str]]:
+    def alias_table(self, types: Collection[str] | None = None) -> dict[str, list[str]]:
         with self._db.read("read alias table") as conn:
-            rows = conn.execute("SELECT normalized, entity_key FROM aliases ORDER BY normalized, entity_key")
+            if types is None:
+                rows = conn.execute("SELECT normalized, entity_key FROM aliases ORDER BY normalized, entity_key")
+            else:  # CROSS JOIN: from the typed entities out (100k passages: 0.18 s, not 0.86 s
+                # scanning all 169k aliases in order and looking each entity up)
+                rows = conn.execute(
+                    "SELECT a.normalized, a.entity_key FROM entities e CROSS JOIN aliases a ON a.entity_key = e.key "
+                    f"WHERE e.type {IN_JSON} ORDER BY a.normalized, a.entity_key", (id_list(types),))
             return group_pairs(rows)
 
     def lookup_aliases(self, normalized: Iterable[str]) -> dict[str, list[str]]:
