@@ -19,6 +19,7 @@ export function renderTrace(node, retrieval, answer, handlers) {
   ];
   const conversation = conversationSummary(trace.conversation);
   if (conversation) rows.unshift([t("tr_conversation"), conversation]);
+  if (trace.described_entities?.length) rows.push([t("tr_described"), linkedSummary(trace.described_entities, handlers)]);
   if (trace.feedback_entities?.length) rows.push([t("tr_feedback"), trace.feedback_entities.join(", ")]);
   if (trace.path_weights) rows.push([t("tr_weights"), weightSummary(trace)]);
   rows.push([t("tr_reranker"), trace.reranker ?? t("tr_none")]);
@@ -50,7 +51,7 @@ function linkedSummary(linked, handlers) {
     const first = entities[0];
     const names = entities.map((e) => entityButton(e.key, e.name, handlers));
     const line = el("li", {}, `${surface} → `, ...names.flatMap((b, i) => (i ? [", ", b] : [b])),
-      ` (${first.method}${first.method === "fuzzy" ? " " + first.score.toFixed(2) : ""})`);
+      ` (${first.method}${first.method === "exact" ? "" : " " + first.score.toFixed(2)})`);
     if (first.candidates?.length > 1) line.append(" · ", t("tr_ambiguous", {list: first.candidates.join(", ")}));
     return line;
   }));
