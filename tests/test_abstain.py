@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from kgrag.retrieve.abstain import _inflection_found as found
-from kgrag.retrieve.abstain import content_words, question_names, word_coverage
 from kgrag.retrieve.types import LinkedEntity
+from kgrag.retrieve.wording import content_words, question_names, word_coverage
+from kgrag.retrieve.wording import inflection_found as found
 
 
 def test_word_forms_match_inflections_not_derived_words():
@@ -58,19 +58,19 @@ def test_chinese_function_words_are_no_content_words():
 
 
 def test_word_coverage_of_chinese_words_is_by_substring():
-    from kgrag.retrieve.abstain import _Read
     from kgrag.retrieve.types import Hit
+    from kgrag.retrieve.wording import HitText
     from kgrag.types import Chunk
 
     chunk = Chunk(id="c", doc_id="d", text="《战国无双3》是由光荣和ω-force开发的。", start=0, end=20, title="战国无双3")
-    assert word_coverage("战国无双3是由谁开发的？", [_Read(Hit(chunk, 1.0))]) == 1.0
-    assert word_coverage("战国无双3是在东京开发的吗？", [_Read(Hit(chunk, 1.0))]) < 1.0  # 东京 is not there
+    assert word_coverage("战国无双3是由谁开发的？", [HitText(Hit(chunk, 1.0))]) == 1.0
+    assert word_coverage("战国无双3是在东京开发的吗？", [HitText(Hit(chunk, 1.0))]) < 1.0  # 东京 is not there
     # 公司 is not there either, but it names the kind of answer asked for ("哪个公司"): not missed.
-    assert word_coverage("战国无双3是哪个公司开发的？", [_Read(Hit(chunk, 1.0))]) == 1.0
+    assert word_coverage("战国无双3是哪个公司开发的？", [HitText(Hit(chunk, 1.0))]) == 1.0
 
 
 def test_asked_for_nouns_are_the_kind_of_answer_not_the_subject():
-    from kgrag.retrieve.abstain import asked_nouns
+    from kgrag.retrieve.wording import asked_nouns
 
     assert asked_nouns("于乐的职业是什么？") == {"职业"}
     assert asked_nouns("津蓟铁路沿线设置了哪几个站点？") == {"站点"}

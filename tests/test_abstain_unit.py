@@ -1,4 +1,4 @@
-"""``abstain.fold`` (the reader's normal form) equals its plain definition — NFKC, case fold,
+"""``wording.fold`` (the reader's normal form) equals its plain definition — NFKC, case fold,
 NFKD, combining marks dropped, NFC — on every code point of the first three planes and on
 random mixed strings; the fast paths (ASCII, one ``str.translate``) change speed only."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import random
 import unicodedata
 
-from kgrag.retrieve.abstain import fold
+from kgrag.retrieve.wording import fold
 
 
 def reference(text: str) -> str:

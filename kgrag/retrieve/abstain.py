@@ -19,46 +19,34 @@ With a reranker and ``min_score`` set, the reranker's score decides alone.
 
 from __future__ import annotations
 
-import functools
 import re
-import sys
-import unicodedata
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 
 from kgrag.config import RetrievalSettings
-from kgrag.lexicon.scripts import HAN_RUN, han_runs, has_han
+from kgrag.lexicon.scripts import HAN_RUN, has_han
 from kgrag.retrieve.types import Hit, LinkedEntity
-from kgrag.text.analyze import EN_STOP, ZH_STOP, analyze, jieba, posseg
+from kgrag.retrieve.wording import (
+    FUZZY_WORD_RATIO,
+    LATIN_WORD,
+    MIN_FUZZY_WORD,
+    HitText,
+    content_words,
+    fold,
+    inflection_found,
+    is_nationality,
+    name_found,
+    question_names,
+    word_coverage,
+    word_forms,
+)
+from kgrag.text.analyze import EN_STOP
 
 GATE_DEPTH = 5  # hits the gate reads (the answer is built from the first few)
 COVERAGE_DEPTH = 3  # hits whose words the coverage counts
 
-# Chinese interrogatives and particles: a question has them, its answer passage does not
-# ("王沈是哪里人？" → 哪里). Measured on CMRC 2018: 42 of 3,219 answerable questions fell under the
-# coverage gate, 33 of them with the gold passage ranked first.
-QUESTION_WORDS = frozenset(
-    "哪里 哪儿 如何 为什么 为何 什么样 什么时候 何时 何地 何人 哪些 哪一个 哪位 哪年 几 几个 多久 多长 "
-    "是否 有没有 是不是 呀 啦 吗 呢 么 多少 怎么 怎样 怎么样 哪 哪个 谁 什么 请问 一下".split()
-)
-_LATIN_WORD = re.compile(r"[^\W_]+", re.UNICODE)
-_CAPITALISED = re.compile(r"(?<![.?!]\s)(?<!^)\b[A-Z][\w'-]*[a-z0-9]\w*")
-# A multi-word name as written: capitalised words, joined by the lower-case particles of names
-# ("Marie Louise of Hesse-Kassel", "Lord Patrick Crichton-Stuart"). Its words must stand in one
-# hit together: pages that name "Marie" here and "Hesse-Kassel" there are about someone else.
-_PHRASE = re.compile(r"(?<![.?!]\s)(?<!^)\b[A-Z][\w'.-]*(?:\s+(?:(?:of|the|de|von|van|der|du|la|le|y)\s+)*[A-Z][\w'.-]*)+")
-# An abbreviation in a name ("US Presidents", "U.S. Navy", "UK"): passages often spell it out
-# ("President of the United States"), so it is found as itself or as the initials of a run of
-# capitalised words.
-_ABBREVIATION = re.compile(r"\b(?:[A-Z]\.){2,}|\b[A-Z]{2,5}\b")
-_CAPITALISED_RUN = re.compile(r"[A-Z][\w'-]*(?:\s+(?:(?:of|the|and|for|de)\s+)*[A-Z][\w'-]*)+")
 # A page title's disambiguation, "(film)", "(footballer, born 1906)", or a trailing ", Florida".
 _TITLE_QUALIFIER = re.compile(r"\s*\([^)]*\)\s*$|,.*$")
-_INFLECTIONS = ("s", "es", "ed", "d", "ing")
-# Nationality adjectives are no names to look for: "American", "Australian", "Chinese", "Danish".
-# jieba parts of speech of words that ask or link rather than name (pronouns, prepositions,
-# conjunctions, particles, adverbs, numerals and measure words, interjections).
-_FUNCTION_POS = frozenset("r rr rz ry p c cc u uj ul uz ug uv ud y e o d m mq q".split())
 # Comparatives and superlatives name a comparison the reader makes from two facts ("led their team
 # for a longer period of time, Tim Cluess or Steve Prohm?"): no page states them, so they are no
 # relation words to look for.
@@ -66,17 +54,6 @@ COMPARATIVES = frozenset(
     "more most less least fewer longer longest older oldest younger youngest larger largest bigger biggest "
     "smaller smallest higher highest lower lowest taller tallest shorter shortest greater greatest newer "
     "newest closer further farther".split())
-_PROPER_POS = frozenset("nr nrfg nrt ns nt nz".split())  # jieba's person, place, organisation, other names
-_KIND_INTERROGATIVES = frozenset("谁 怎样 怎么样 何种".split())
-# Verbs that link a Chinese question's subject to its interrogative ("职业是什么", "籍贯在哪").
-_COPULAS = frozenset("是 在 为 叫 叫做 称为 有 属于 位于".split())
-_POSSESSIVE = re.compile(r"['’]s?$")
-_DEMONYM = re.compile(r"(?:ian|ean|can|ese|ish)$")
-_NATIONALITIES = frozenset("french dutch welsh greek thai swiss irish scots czech iraqi israeli pakistani".split())
-MIN_FUZZY_WORD = 6  # shorter words are not spelled "near" anything (Flight/Light)
-FUZZY_WORD_RATIO = 85
-
-
 @dataclass
 class Assessment:
     """What the gate saw and decided. ``reason``: why it abstained (None: it did not)."""
@@ -128,13 +105,13 @@ def assess(question: str, hits: Sequence[Hit], linked: Sequence[LinkedEntity], g
     if reranked and gate.min_score is not None:
         best = max(h.score for h in top)
         return Assessment(best < gate.min_score, "reranker score under min_score" if best < gate.min_score else None)
-    read = [_Read(h) for h in top]
+    read = [HitText(h) for h in top]
     coverage = word_coverage(question, read[:COVERAGE_DEPTH])
     dense = [h.paths["dense"].score for h in top if "dense" in h.paths]
     best_dense = max(dense) if dense else None
     other_names = {le.surface: le.name for le in linked}
     missing = [n for n in question_names(question, linked)
-               if not _found_name(n, read) and not (n in other_names and _found_name(other_names[n], read))]
+               if not name_found(n, read) and not (n in other_names and name_found(other_names[n], read))]
     names = question_names(question, linked)
     out = Assessment(False, None, round(coverage, 3), None if best_dense is None else round(best_dense, 3), missing)
     if missing:
@@ -158,7 +135,7 @@ def _lone_path(top: Sequence[Hit]) -> bool:
     return len(ran) >= 2 and len(top[0].paths) == 1
 
 
-def _unsupported_subject(question: str, names: list[str], top: Sequence[Hit], read: Sequence[_Read],
+def _unsupported_subject(question: str, names: list[str], top: Sequence[Hit], read: Sequence[HitText],
                          coverage: float, best_dense: float | None, gate: GateSettings) -> bool:
     """An English question naming something, answered from pages none of which is about a thing
     it names (their titles are not in its words), while the top hits miss its words: the pages
@@ -177,7 +154,7 @@ def _unsupported_subject(question: str, names: list[str], top: Sequence[Hit], re
         return False
     if weak_for_words and coverage < gate.min_coverage_no_subject:
         return True
-    name_words = {w for n in names for w in _words(n) if w not in EN_STOP}
+    name_words = {w for n in names for w in word_forms(n) if w not in EN_STOP}
     relation = {w for w in content_words(question) if w not in name_words and w not in COMPARATIVES}
     return weak_for_relation and bool(relation) and (
         sum(1 for w in relation if any(r.has(w) for r in read[:COVERAGE_DEPTH])) / len(relation)
@@ -189,10 +166,10 @@ class _Words:
     near spellings count: "Apratim" in "Apatim Majumdar")."""
 
     def __init__(self, text: str) -> None:
-        self.words = set(_LATIN_WORD.findall(HAN_RUN.sub(" ", fold(text.replace("&amp;", "&")))))
+        self.words = set(LATIN_WORD.findall(HAN_RUN.sub(" ", fold(text.replace("&amp;", "&")))))
 
     def holds(self, word: str) -> bool:
-        if _inflection_found(word, self.words):
+        if inflection_found(word, self.words):
             return True
         if len(word) < MIN_FUZZY_WORD:
             return False
@@ -208,8 +185,8 @@ def _is_about(hit: Hit, asked: _Words) -> bool:
     Springs, Florida", "Group Channels (g_)")."""
     levels = f"{hit.chunk.title} > {hit.chunk.section_path or ''}".replace("&amp;", "&").split(" > ")
     for level in levels:
-        words = [w for w in _words(_TITLE_QUALIFIER.sub("", level), han=False) if w not in EN_STOP]
-        if words and all(asked.holds(w) or _nationality(w) for w in words):
+        words = [w for w in word_forms(_TITLE_QUALIFIER.sub("", level), han=False) if w not in EN_STOP]
+        if words and all(asked.holds(w) or is_nationality(w) for w in words):
             return True
     return False
 
@@ -222,231 +199,3 @@ def _weak_dense(question: str, best_dense: float | None, gate: GateSettings) -> 
     return best_dense is None or best_dense < gate.min_dense or has_han(question)
 
 
-def question_names(question: str, linked: Sequence[LinkedEntity]) -> list[str]:
-    """Surfaces that name what the question is about: exactly linked entities as written, and
-    English words with a capital inside the sentence ("What is the capital of Australia?" →
-    Australia), except nationality adjectives ("American", "French": the answer passage often
-    says "United States" or names a city instead)."""
-    cuts = _word_boundaries(question)
-    names = [le.surface for le in linked if le.method == "exact" and le.surface.strip() and _whole_words(
-        question, le.surface, cuts) and not _nationality(le.surface)]
-    covered = " ".join(names).casefold()
-    # A Latin name ends where Chinese begins: "Apple Lossless是哪个公司的…" names "Lossless", not the
-    # whole clause (CMRC 2018 replayed: 15 false abstentions of 3,219, present 5.2% → 4.7%).
-    latin = HAN_RUN.sub(" ", question)
-    for m in _CAPITALISED.finditer(latin):
-        word = _POSSESSIVE.sub("", m.group())
-        folded = word.casefold()
-        if folded in EN_STOP or folded in covered or _nationality(word):
-            continue
-        names.append(word)
-    names.extend(_phrases(latin))
-    return list(dict.fromkeys(names))
-
-
-def _nationality(word: str) -> bool:
-    """"American", "Australian", "Chinese", "French": a linked entity or a capitalised word of
-    this form is an adjective here (the answer passage says "United States" or names a city)."""
-    return " " not in word.strip() and (bool(_DEMONYM.search(word)) or word.casefold() in _NATIONALITIES)
-
-
-def _phrases(question: str) -> list[str]:
-    """Multi-word capitalised names of an English question, possessive dropped."""
-    out = []
-    for m in _PHRASE.finditer(question):
-        words = _POSSESSIVE.sub("", m.group().rstrip(".")).split()
-        while words and _nationality(words[-1]):
-            words.pop()  # "Neil Jordan American": the nationality is no part of the name
-        phrase = " ".join(words)
-        if len([w for w in _words(phrase) if w not in EN_STOP]) >= 2:
-            out.append(phrase)
-    return out
-
-
-def _word_boundaries(question: str) -> set[int]:
-    """Offsets where jieba puts a word boundary in the question's Chinese text (and every offset
-    of other text): a linked Chinese surface that starts or ends inside a word is a substring
-    match, not a name ("候传" in "什么时候传入")."""
-    if not has_han(question):
-        return set(range(len(question) + 1))
-    cuts = {0, len(question)}
-    for _word, start, end in jieba().tokenize(question):
-        cuts.update((start, end))
-    return cuts
-
-
-def _whole_words(question: str, surface: str, cuts: set[int]) -> bool:
-    start = question.find(surface)
-    return start < 0 or not has_han(surface) or (start in cuts and start + len(surface) in cuts)
-
-
-def word_coverage(question: str, read: Sequence[_Read]) -> float:
-    """Share of the question's content words found in any of the hits read: an English word
-    as itself or an inflection of it, a Chinese word as a substring (jieba may cut the passage
-    differently from the question). A Chinese question's asked-for nouns (``asked_nouns``) count
-    when found and are not missed when absent: the passage states the answer, not always the
-    kind of answer it is ("足球运动员" for "职业")."""
-    wanted = content_words(question)
-    found = {w for w in wanted if any(r.has(w) for r in read)}
-    wanted -= asked_nouns(question) - found
-    if not wanted:
-        return 0.0
-    return len(found) / len(wanted)
-
-
-def asked_nouns(question: str) -> set[str]:
-    """The nouns of a Chinese question that name the kind of answer it asks for, not what it is
-    about: the nouns right after an interrogative ("什么职业", "哪几个站点", "什么时候") or, in
-    "X的Y是什么" / "X的Y在哪", the nouns between the "的" and the interrogative ("籍贯"). The
-    passage that answers says "足球运动员", not "职业". Proper nouns (nr/ns/nt/nz) are never
-    asked-for words. Replayed over CMRC 2018's kept hits (README, abstention): abstention with the
-    gold present 4.7% → 2.1%, with it removed 86.0% → 84.8% (RGB unchanged)."""
-    if not has_han(question):
-        return set()
-    tokens = [(w, flag) for m in han_runs(fold(question)) for w, flag in posseg().lcut(m.group())]
-    asked: set[str] = set()
-    for i, (word, _flag) in enumerate(tokens):
-        if not _interrogative(word):
-            continue
-        after = _noun_run(tokens[i + 1:])
-        if after:
-            asked.update(after)
-            continue
-        j = i - 1
-        while j >= 0 and tokens[j][0] in _COPULAS:
-            j -= 1
-        before = _noun_run(tokens[:j + 1][::-1], proper=True)  # the "的" frames it: jieba tags 籍贯 nr
-        if before and j - len(before) >= 0 and tokens[j - len(before)][0] == "的":
-            asked.update(before)
-    return asked
-
-
-def _interrogative(word: str) -> bool:
-    """An interrogative that asks *which kind*: "什么职业", "哪几个站点", "多少钱", "谁的儿子". Not the
-    adverbial ones ("多久备份", "如何计算", "为什么"): the word after them is the verb asked about."""
-    return word.startswith(("什么", "哪", "几", "多少")) or word in _KIND_INTERROGATIVES
-
-
-def _noun_run(tokens: Sequence[tuple[str, str]], *, proper: bool = False) -> list[str]:
-    """The common nouns (``proper``: any nouns) that open ``tokens`` (a "的" after an
-    interrogative skipped: "谁的儿子")."""
-    if tokens and tokens[0][0] == "的":
-        tokens = tokens[1:]
-    run = []
-    for word, flag in tokens:
-        if not flag.startswith("n") or (flag in _PROPER_POS and not proper) or word in QUESTION_WORDS:
-            break
-        run.append(word)
-    return run
-
-
-def held_share(words: set[str], text: str) -> float:
-    """Share of ``words`` (``content_words`` of a question) that ``text`` holds, each as
-    ``_Read.has`` finds it (an inflection of an English word, a Chinese word as a substring)."""
-    if not words:
-        return 0.0
-    folded = fold(text)
-    seen = set(_LATIN_WORD.findall(HAN_RUN.sub(" ", folded)))
-    return sum(1 for w in words if (w in folded if has_han(w) else _inflection_found(w, seen))) / len(words)
-
-
-def content_words(text: str) -> set[str]:
-    """The question's words that say what it is about: English words not stop words, Chinese
-    words whose jieba part of speech is not a function word (pronoun, preposition, particle,
-    adverb, numeral or measure word written in Han: "多久", "一次" ask, they do not name)."""
-    words = {w for w in _words(text, han=False) if w not in EN_STOP}
-    for m in han_runs(fold(text)):
-        words.update(w for w, flag in posseg().lcut(m.group()) if flag not in _FUNCTION_POS)
-    return {w for w in words if w not in ZH_STOP and w not in QUESTION_WORDS}
-
-
-class _Read:
-    """One hit as the reader gets it (heading, chunk or parent text): folded text and words."""
-
-    def __init__(self, hit: Hit) -> None:
-        raw = f"{hit.chunk.headed_text}\n{hit.parent.text}" if hit.parent else hit.chunk.headed_text
-        self.text = fold(raw)
-        self.words = set(_LATIN_WORD.findall(HAN_RUN.sub(" ", self.text)))
-        self._raw = raw
-        self._initials: list[str] | None = None
-
-    def spells(self, abbreviation: str) -> bool:
-        """``abbreviation`` ("US", "U.S.") as a word, or as the initials of capitalised words in
-        a row ("United States", "Union of Soviet Socialist Republics")."""
-        letters = abbreviation.replace(".", "").casefold()
-        if letters in self.words or ("." in abbreviation and fold(abbreviation) in self.text):
-            return True
-        if self._initials is None:
-            self._initials = ["".join(w[0] for w in m.group().split() if w[0].isupper()).casefold()
-                              for m in _CAPITALISED_RUN.finditer(self._raw)]
-        return any(letters in run for run in self._initials)
-
-    def has(self, word: str) -> bool:
-        if has_han(word):
-            return word in self.text
-        return _inflection_found(word, self.words)
-
-    def has_like(self, word: str) -> bool:
-        """``has``, or a word one or two edits away ("Hawaiin" for "Hawaiian")."""
-        if self.has(word):
-            return True
-        if has_han(word) or len(word) < MIN_FUZZY_WORD:
-            return False
-        from rapidfuzz import fuzz, process
-
-        return process.extractOne(word, self.words, scorer=fuzz.ratio, score_cutoff=FUZZY_WORD_RATIO) is not None
-
-
-def fold(text: str) -> str:
-    """NFKC, case fold, Latin diacritics dropped ("Akinoshū" matches "Akinoshu"). ASCII text
-    is only lower-cased (what the rest does to it); the marks go through one ``str.translate``
-    — a per-character generator here cost 2.2 s of 17 s retrieving 60 HotpotQA questions, as
-    the graph path reads every page it reaches (``paths.py``)."""
-    if text.isascii():
-        return text.lower()
-    decomposed = unicodedata.normalize("NFKD", unicodedata.normalize("NFKC", text).casefold())
-    return unicodedata.normalize("NFC", decomposed.translate(_combining_marks()))
-
-
-@functools.cache
-def _combining_marks() -> dict[int, None]:
-    """Every combining code point → deleted (``str.translate`` table; built once, ~0.2 s)."""
-    return {cp: None for cp in range(sys.maxunicode + 1) if unicodedata.combining(chr(cp))}
-
-
-def _words(text: str, *, han: bool = True) -> set[str]:
-    """Case-folded word forms: Latin words as written (no stemming), Chinese as the BM25
-    analyser segments it (jieba; ``han=False``: none)."""
-    text = fold(text)
-    out = set(_LATIN_WORD.findall(HAN_RUN.sub(" ", text)))
-    if han:
-        for m in han_runs(text):
-            out.update(analyze(m.group()))
-    return out
-
-
-def _inflection_found(word: str, seen: set[str]) -> bool:
-    """``word`` or an inflection of it: capital/capitals, study/studied, not capital/capitalism."""
-    if word in seen:
-        return True
-    stems = {word} | {word[: -len(s)] for s in _INFLECTIONS if word.endswith(s) and len(word) - len(s) >= 3}
-    if word.endswith(("ies", "ied")):
-        stems.add(word[:-3] + "y")
-    for stem in stems:
-        if stem in seen or any(stem + s in seen for s in _INFLECTIONS):
-            return True
-        if stem.endswith("y") and (stem[:-1] + "ies" in seen or stem[:-1] + "ied" in seen):
-            return True
-    return False
-
-
-def _found_name(name: str, read: Sequence[_Read]) -> bool:
-    """A name is found when one hit holds all of its words (a near spelling counts)."""
-    folded = fold(name)
-    if any(folded in r.text for r in read):
-        return True
-    abbreviations = _ABBREVIATION.findall(name)
-    words = [w for w in _words(_ABBREVIATION.sub(" ", name)) if w not in EN_STOP]
-    if not words and not abbreviations:
-        return True
-    return any(all(r.has_like(w) for w in words) and all(r.spells(a) for a in abbreviations) for r in read)

@@ -15,8 +15,8 @@ import numpy as np
 
 from kgrag.lexicon.normalize import normalize_alias
 from kgrag.lexicon.titles import title_aliases
-from kgrag.retrieve.abstain import content_words, held_share
 from kgrag.retrieve.types import PathResult, Query, SeedSupport
+from kgrag.retrieve.wording import content_words, held_share
 from kgrag.stores.base import ChunkIndex, GraphReader
 from kgrag.types import GraphPath, ScoredId
 
