@@ -14,11 +14,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
-
-from tqdm import tqdm
 
 from kgrag.config import MetadataSettings
 from kgrag.errors import StoreError
@@ -26,6 +22,7 @@ from kgrag.ingest.chunking import Chunker
 from kgrag.ingest.cross_lingual import complete_multilingual_blocks
 from kgrag.ingest.facets import record_facets
 from kgrag.ingest.loaders import LoadError, discover, load
+from kgrag.ingest.report import Failure, IngestReport, Progress, ProgressCallback, drop, timed
 from kgrag.lexicon.scripts import is_mainly_han, is_mainly_non_latin
 from kgrag.models.base import CorpusEmbedder, Embedder
 from kgrag.stores import consistency
@@ -35,91 +32,9 @@ from kgrag.types import Chunk, Document
 
 log = logging.getLogger(__name__)
 
-STAGES = ("load", "chunk", "embed", "extract", "write", "prepare reads")
 # Documents are grouped until they hold this many searchable chunks, so the embedder sees
 # full batches even when documents are short (one chunk per HotpotQA passage).
 GROUP_CHUNKS = 256
-
-
-@dataclass
-class Failure:
-    path: str
-    reason: str
-    stage: str = "load"  # "load", "chunk" or "write" (a store failed: the server answers 503)
-
-
-@dataclass(frozen=True)
-class DocumentProgress:
-    """One document done: ``done`` of ``total`` pending documents, written or failed."""
-
-    done: int
-    total: int
-    doc_id: str
-    ok: bool
-    chunks_written: int  # in this run so far
-
-
-ProgressCallback = Callable[[DocumentProgress], None]
-
-
-class _Progress:
-    """Per-document progress: a tqdm bar (kept on screen when the run ends) naming the stage
-    the current group of documents is in, and an optional callback per document."""
-
-    def __init__(self, total: int, bar: bool, callback: ProgressCallback | None) -> None:
-        self.total, self.done, self.callback = total, 0, callback
-        self.bar = tqdm(total=total, unit="doc", desc="ingest", disable=not bar or total == 0, leave=True,
-                        dynamic_ncols=True)
-
-    def stage(self, name: str, chunks: int) -> None:
-        self.bar.set_postfix_str(f"{name} {chunks} chunks", refresh=True)
-
-    def document(self, doc_id: str, ok: bool, chunks_written: int) -> None:
-        self.done += 1
-        self.bar.update(1)
-        if self.callback is not None:
-            self.callback(DocumentProgress(self.done, self.total, doc_id, ok, chunks_written))
-
-    def close(self) -> None:
-        self.bar.close()
-
-
-@dataclass
-class IngestReport:
-    new: list[str] = field(default_factory=list)
-    changed: list[str] = field(default_factory=list)
-    unchanged: int = 0
-    failed: list[Failure] = field(default_factory=list)
-    chunks_written: int = 0
-    cross_lingual_completed: int = 0  # stored English chunks given a multilingual block (cross_lingual.py)
-    store_check: StoreDiff = field(default_factory=StoreDiff)  # disagreements left at the start
-    seconds: dict[str, float] = field(default_factory=lambda: dict.fromkeys(STAGES, 0.0))
-    wall_seconds: float = 0.0
-    totals: dict[str, int] = field(default_factory=dict)  # store stats after the run
-    # Optional LLM extraction's cost and skipped chunks (``kgrag.ingest.llm_extract.LLMCost``);
-    # None when it is off.
-    llm: dict | None = None
-
-    @property
-    def ok(self) -> bool:
-        return not self.failed
-
-    @property
-    def chunks_per_second(self) -> float:
-        return self.chunks_written / self.wall_seconds if self.wall_seconds > 0 else 0.0
-
-    def to_dict(self) -> dict:
-        d = asdict(self)
-        d["documents"] = {
-            "new": len(self.new),
-            "changed": len(self.changed),
-            "unchanged": self.unchanged,
-            "failed": len(self.failed),
-        }
-        d["chunks_per_second"] = round(self.chunks_per_second, 2)
-        d["seconds"] = {k: round(v, 3) for k, v in self.seconds.items()}
-        d["wall_seconds"] = round(self.wall_seconds, 3)
-        return d
 
 
 def embedding_text(chunk: Chunk) -> str:
@@ -186,7 +101,7 @@ class IngestJob:
             self.graph.upsert_entities(list(glossary_entities))
             self._extractor = None  # its gazetteer must see the new aliases
 
-        with _timed(report, "load"):
+        with timed(report, "load"):
             docs = self._load_all(paths, report)
         return self._ingest(docs, report, started, progress, on_document)
 
@@ -207,7 +122,7 @@ class IngestJob:
 
     def _ingest(self, docs: Sequence[Document], report: IngestReport, started: float,
                 progress: bool, on_document: ProgressCallback | None) -> IngestReport:
-        with _timed(report, "load"):
+        with timed(report, "load"):
             report.store_check = self.reconcile()
             known = self.graph.document_hashes()
             for doc_id in report.store_check.mismatched:  # the stores disagree: re-process it
@@ -222,7 +137,7 @@ class IngestJob:
             (report.changed if old is not None else report.new).append(doc.id)
             pending.append(doc)
 
-        tracker = _Progress(len(pending), progress, on_document)
+        tracker = Progress(len(pending), progress, on_document)
         mixed = self._bilingual(pending, report)
         try:
             for group in self._groups(pending, report, tracker):
@@ -233,7 +148,7 @@ class IngestJob:
             # Bulk writes make a reader's next walk rebuild the embedded store's entity graph:
             # done here, once, with its snapshot saved, a server's first question after an
             # ingest loads that instead (README "Sizing").
-            with _timed(report, "prepare reads"):
+            with timed(report, "prepare reads"):
                 self.graph.prepare_reads(this_process=False)
 
         llm = getattr(self._extractor, "llm", None)
@@ -287,17 +202,17 @@ class IngestJob:
         return docs
 
     def _groups(self, docs: list[Document], report: IngestReport,
-                tracker: _Progress) -> Iterator[list[tuple[Document, list[Chunk]]]]:
+                tracker: Progress) -> Iterator[list[tuple[Document, list[Chunk]]]]:
         group: list[tuple[Document, list[Chunk]]] = []
         size = 0
         for doc in docs:
-            with _timed(report, "chunk"):
+            with timed(report, "chunk"):
                 try:
                     chunks = self.chunker.chunk(doc)
                 except Exception as e:
                     log.exception("chunker crashed on %s", doc.id)
                     report.failed.append(Failure(doc.source, f"chunking {doc.id}: {type(e).__name__}: {e}", "chunk"))
-                    _drop(report, doc.id)
+                    drop(report, doc.id)
                     tracker.document(doc.id, False, report.chunks_written)
                     continue
             for chunk in chunks:  # every chunk carries its document's facets (kgrag.facets)
@@ -311,13 +226,13 @@ class IngestJob:
             yield group
 
     def _process_group(self, group: list[tuple[Document, list[Chunk]]], report: IngestReport,
-                       tracker: _Progress, mixed: bool) -> None:
+                       tracker: Progress, mixed: bool) -> None:
         searchable = [c for _, chunks in group for c in chunks if c.searchable]
         tracker.stage("embedding", len(searchable))
-        with _timed(report, "embed"):
+        with timed(report, "embed"):
             vectors = self._embed([embedding_text(c) for c in searchable], mixed) if searchable else None
         tracker.stage("extracting entities from", len(searchable))
-        with _timed(report, "extract"):
+        with timed(report, "extract"):
             extractions = self.extractor.extract_many([[c for c in chunks if c.searchable] for _, chunks in group])
         tracker.stage("writing", len(searchable))
         offset = 0
@@ -325,13 +240,13 @@ class IngestJob:
             n = sum(1 for c in chunks if c.searchable)
             doc_vectors = vectors[offset : offset + n] if vectors is not None else None
             offset += n
-            with _timed(report, "write"):
+            with timed(report, "write"):
                 try:
                     self._write(doc, chunks, doc_vectors, extraction)
                 except Exception as e:
                     log.exception("writing %s failed", doc.id)
                     report.failed.append(Failure(doc.source, f"writing {doc.id}: {type(e).__name__}: {e}", "write"))
-                    _drop(report, doc.id)
+                    drop(report, doc.id)
                     tracker.document(doc.id, False, report.chunks_written)
                     continue
             report.chunks_written += n
@@ -353,7 +268,7 @@ class IngestJob:
         stored_chinese = "zh" in self.chunk_index.facet_catalog().languages
         if has_han:
             if not stored_chinese:
-                with _timed(report, "embed"), self.journal.writing():
+                with timed(report, "embed"), self.journal.writing():
                     report.cross_lingual_completed = complete_multilingual_blocks(
                         self.chunk_index, embedder, embedding_text)
             return mixed
@@ -409,19 +324,3 @@ def _scripts(docs: Sequence[Document]) -> tuple[bool, bool]:
         if has_han and has_latin:
             break
     return has_han, has_latin
-
-
-def _drop(report: IngestReport, doc_id: str) -> None:
-    """A document that failed after classification is counted as failed, not new/changed."""
-    for lst in (report.new, report.changed):
-        if doc_id in lst:
-            lst.remove(doc_id)
-
-
-@contextmanager
-def _timed(report: IngestReport, stage: str):
-    t = time.perf_counter()
-    try:
-        yield
-    finally:
-        report.seconds[stage] += time.perf_counter() - t

@@ -1,0 +1,112 @@
+"""What an ingestion run reports: per-document progress (a bar and an optional callback), the
+failures with their stage, counts, seconds per stage and the stores' totals."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+
+from tqdm import tqdm
+
+from kgrag.stores.consistency import StoreDiff
+
+STAGES = ("load", "chunk", "embed", "extract", "write", "prepare reads")
+
+
+@dataclass
+class Failure:
+    path: str
+    reason: str
+    stage: str = "load"  # "load", "chunk" or "write" (a store failed: the server answers 503)
+
+
+@dataclass(frozen=True)
+class DocumentProgress:
+    """One document done: ``done`` of ``total`` pending documents, written or failed."""
+
+    done: int
+    total: int
+    doc_id: str
+    ok: bool
+    chunks_written: int  # in this run so far
+
+
+ProgressCallback = Callable[[DocumentProgress], None]
+
+
+class Progress:
+    """Per-document progress: a tqdm bar (kept on screen when the run ends) naming the stage
+    the current group of documents is in, and an optional callback per document."""
+
+    def __init__(self, total: int, bar: bool, callback: ProgressCallback | None) -> None:
+        self.total, self.done, self.callback = total, 0, callback
+        self.bar = tqdm(total=total, unit="doc", desc="ingest", disable=not bar or total == 0, leave=True,
+                        dynamic_ncols=True)
+
+    def stage(self, name: str, chunks: int) -> None:
+        self.bar.set_postfix_str(f"{name} {chunks} chunks", refresh=True)
+
+    def document(self, doc_id: str, ok: bool, chunks_written: int) -> None:
+        self.done += 1
+        self.bar.update(1)
+        if self.callback is not None:
+            self.callback(DocumentProgress(self.done, self.total, doc_id, ok, chunks_written))
+
+    def close(self) -> None:
+        self.bar.close()
+
+
+@dataclass
+class IngestReport:
+    new: list[str] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)
+    unchanged: int = 0
+    failed: list[Failure] = field(default_factory=list)
+    chunks_written: int = 0
+    cross_lingual_completed: int = 0  # stored English chunks given a multilingual block (cross_lingual.py)
+    store_check: StoreDiff = field(default_factory=StoreDiff)  # disagreements left at the start
+    seconds: dict[str, float] = field(default_factory=lambda: dict.fromkeys(STAGES, 0.0))
+    wall_seconds: float = 0.0
+    totals: dict[str, int] = field(default_factory=dict)  # store stats after the run
+    # Optional LLM extraction's cost and skipped chunks (``kgrag.ingest.llm_extract.LLMCost``);
+    # None when it is off.
+    llm: dict | None = None
+
+    @property
+    def ok(self) -> bool:
+        return not self.failed
+
+    @property
+    def chunks_per_second(self) -> float:
+        return self.chunks_written / self.wall_seconds if self.wall_seconds > 0 else 0.0
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["documents"] = {
+            "new": len(self.new),
+            "changed": len(self.changed),
+            "unchanged": self.unchanged,
+            "failed": len(self.failed),
+        }
+        d["chunks_per_second"] = round(self.chunks_per_second, 2)
+        d["seconds"] = {k: round(v, 3) for k, v in self.seconds.items()}
+        d["wall_seconds"] = round(self.wall_seconds, 3)
+        return d
+
+
+def drop(report: IngestReport, doc_id: str) -> None:
+    """A document that failed after classification is counted as failed, not new/changed."""
+    for lst in (report.new, report.changed):
+        if doc_id in lst:
+            lst.remove(doc_id)
+
+
+@contextmanager
+def timed(report: IngestReport, stage: str):
+    t = time.perf_counter()
+    try:
+        yield
+    finally:
+        report.seconds[stage] += time.perf_counter() - t
