@@ -31,13 +31,13 @@ def test_a_stale_list_serves_its_question_and_is_replaced_in_the_background(tmp_
     assert _fuzzy_keys(linker, "Who directed Glass Harbr?") == {"glass harbor"}
     _add(graph, "towers", "Crimson Lighthouse")
     assert _fuzzy_keys(linker, "Who built the Crimson Lighthuse?") == set()  # fresh list: not yet known
-    linker._fuzzy_loaded_at = 0.0  # the list is now older than FUZZY_TTL_S
+    linker._fuzzy_list.loaded_at = 0.0  # the list is now older than FUZZY_TTL_S
     assert _fuzzy_keys(linker, "Who built the Crimson Lighthuse?") == set()  # served by the old list
-    refreshing = linker._refreshing
+    refreshing = linker._fuzzy_list.refreshing
     assert refreshing is not None
     refreshing.join(timeout=30)
     assert _fuzzy_keys(linker, "Who built the Crimson Lighthuse?") == {"crimson lighthouse"}
-    assert linker._refreshing is None
+    assert linker._fuzzy_list.refreshing is None
 
 
 def test_invalidate_reloads_at_once_and_a_refresh_begun_before_it_does_not_land(tmp_path):
@@ -56,5 +56,5 @@ def test_invalidate_reloads_at_once_and_a_refresh_begun_before_it_does_not_land(
         return stale
 
     linker._read_alias_list = read_then_an_admin_change  # type: ignore[method-assign]
-    linker._refresh()
+    linker._fuzzy_list.refresh()
     assert _fuzzy_keys(linker, question) == {"crimson lighthouse"}  # the older read did not land

@@ -166,17 +166,17 @@ def test_the_described_index_is_rebuilt_only_when_the_term_entities_change(tmp_p
 
     def described(question: str) -> list[str]:
         found = [le.name for le in linker.link(question)]
-        refreshing = linker._refreshing
+        refreshing = linker._names.refreshing
         if refreshing is not None:
             refreshing.join()
         return found
 
     assert described("Which team does each leader head?") == ["Teams by leader"]  # no PERSON
-    built = linker._names
+    built = linker._names.current
     assert described("When does the fiscal quarter end?") == []
-    assert linker._names is built  # the table did not change: not analysed again
+    assert linker._names.current is built  # the table did not change: not analysed again
     store.upsert_entities([Entity(key="fiscal quarter", name="Fiscal quarter", type=DEFINED_TERM)])
     described("anything")  # stale: the background re-read finds the new term
-    assert linker._names is not built
+    assert linker._names.current is not built
     assert described("When does the fiscal quarter end?") == ["Fiscal quarter"]
     store.close()

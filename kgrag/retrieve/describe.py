@@ -35,13 +35,11 @@ again only when it changed.
 
 from __future__ import annotations
 
-import logging
 import math
-import threading
-import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from kgrag.retrieve.refreshed import Refreshed
 from kgrag.retrieve.types import LinkedEntity
 from kgrag.stores.base import GraphReader
 from kgrag.text.analyze import analyze
@@ -55,8 +53,6 @@ DESCRIBED_CONFIDENCE = 0.5
 MAX_TYPE_READS = 40
 INDEX_TTL_S = 60.0
 
-log = logging.getLogger(__name__)
-
 
 @dataclass(frozen=True)
 class _Names:
@@ -65,6 +61,8 @@ class _Names:
     terms: dict[str, tuple[frozenset[str], list[str]]]  # alias → (its terms, entity keys)
     by_term: dict[str, list[str]]  # term → aliases holding it
     idf: dict[str, float]
+    table: dict[str, list[str]]  # what it was built from
+    entities: dict[str, Entity | None] = field(default_factory=dict, compare=False)  # read once per key
 
     @classmethod
     def build(cls, table: dict[str, list[str]]) -> _Names:
@@ -79,7 +77,14 @@ class _Names:
                 by_term.setdefault(word, []).append(alias)
         n = max(1, len(terms))
         idf = {word: math.log(1.0 + n / len(aliases)) for word, aliases in by_term.items()}
-        return cls(terms, by_term, idf)
+        return cls(terms, by_term, idf, table)
+
+    @classmethod
+    def read(cls, graph: GraphReader, previous: _Names | None) -> _Names:
+        """The term extractor's aliases, analysed again only when they changed since
+        ``previous`` (at 100k passages 13.6k aliases: read in 0.15 s, analysed in ~1 s)."""
+        table = graph.alias_table(ANY_CASE_TYPES)
+        return previous if previous is not None and previous.table == table else cls.build(table)
 
 
 class DescriptionLinker:
@@ -90,26 +95,17 @@ class DescriptionLinker:
 
     def __init__(self, graph: GraphReader, ttl_s: float = INDEX_TTL_S):
         self.graph = graph
-        self.ttl_s = ttl_s
-        self._lock = threading.Lock()
-        self._names: _Names | None = None
-        self._table: dict[str, list[str]] = {}  # what the index was built from
-        self._loaded_at = 0.0
-        self._entities: dict[str, Entity | None] = {}
-        self._refreshing: threading.Thread | None = None
-        self._generation = 0
+        self._names: Refreshed[_Names] = Refreshed(lambda previous: _Names.read(graph, previous), ttl_s,
+                                                   "kgrag-described-index")
 
     def invalidate(self) -> None:
-        with self._lock:
-            self._names = None
-            self._entities = {}
-            self._generation += 1  # a refresh begun before this change must not land after it
+        self._names.invalidate()
 
     def link(self, question: str, linked: Sequence[LinkedEntity] = ()) -> list[LinkedEntity]:
         asked = set(analyze(question))
         if not asked:
             return []
-        names = self._index()
+        names = self._names.get()
         taken = {le.key for le in linked}
         scored: dict[str, tuple[float, float, str]] = {}  # key → (rank score, coverage, alias)
         for alias in {a for word in asked for a in names.by_term.get(word, ())}:
@@ -127,42 +123,15 @@ class DescriptionLinker:
         for key, (_, coverage, alias) in ranked[:MAX_TYPE_READS]:
             if len(out) >= MAX_DESCRIBED:
                 break
-            entity = self._entity(key)
+            entity = _entity(self.graph, names, key)
             if entity is None or entity.type not in ANY_CASE_TYPES:
                 continue
             out.append(LinkedEntity(surface=alias, key=key, name=entity.name, method="words",
                                     score=round(DESCRIBED_CONFIDENCE * coverage, 3)))
         return out
 
-    def _index(self) -> _Names:
-        """The first build waits; a stale index serves on while a background thread re-reads
-        the table and rebuilds it only when the table changed (at 100k passages the term
-        extractor's 13.6k aliases read in 0.15 s, the analysis of each ~1 s)."""
-        with self._lock:
-            if self._names is None:
-                self._table = self.graph.alias_table(ANY_CASE_TYPES)
-                self._names, self._loaded_at = _Names.build(self._table), time.monotonic()
-            elif time.monotonic() - self._loaded_at > self.ttl_s and self._refreshing is None:
-                self._refreshing = threading.Thread(target=self._refresh, name="kgrag-described-index", daemon=True)
-                self._refreshing.start()
-            return self._names
 
-    def _refresh(self) -> None:
-        try:
-            generation = self._generation
-            table = self.graph.alias_table(ANY_CASE_TYPES)
-            names = _Names.build(table) if table != self._table else None
-            with self._lock:
-                if generation == self._generation:  # else invalidated meanwhile: rebuilt at once
-                    if names is not None:
-                        self._names, self._table, self._entities = names, table, {}
-                    self._loaded_at = time.monotonic()
-        except Exception:  # noqa: BLE001 - the old index serves on; the next stale check retries
-            log.exception("refreshing the index of described entities failed")
-        finally:
-            self._refreshing = None
-
-    def _entity(self, key: str) -> Entity | None:
-        if key not in self._entities:
-            self._entities[key] = self.graph.get_entity(key)
-        return self._entities[key]
+def _entity(graph: GraphReader, names: _Names, key: str) -> Entity | None:
+    if key not in names.entities:
+        names.entities[key] = graph.get_entity(key)
+    return names.entities[key]

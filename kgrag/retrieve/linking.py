@@ -23,20 +23,17 @@ An alias claimed by several entities links to all of them; the trace shows the c
 
 from __future__ import annotations
 
-import logging
 import re
-import threading
-import time
 from collections.abc import Sequence
 
 from kgrag.lexicon.gazetteer import Gazetteer, candidate_aliases, english_stop_words
 from kgrag.lexicon.normalize import normalize_alias
 from kgrag.retrieve.describe import DescriptionLinker
+from kgrag.retrieve.refreshed import Refreshed
 from kgrag.retrieve.types import LinkedEntity
 from kgrag.stores.base import GraphReader
 from kgrag.types import ANY_CASE_TYPES, IDENTIFIER, SECTION, Entity
 
-log = logging.getLogger(__name__)
 FUZZY_TTL_S = 60.0
 MAX_EXPANSIONS_PER_ENTITY = 8
 MIN_FUZZY_CHARS = 8
@@ -50,20 +47,14 @@ class EntityLinker:
         self.graph = graph
         self.fuzzy_threshold = fuzzy_threshold
         self._stop = english_stop_words()
-        self._fuzzy_lock = threading.Lock()
-        self._fuzzy_aliases: list[str] | None = None
-        self._fuzzy_keys: list[list[str]] = []
-        self._fuzzy_loaded_at = 0.0
-        self._refreshing: threading.Thread | None = None
-        self._generation = 0
+        self._fuzzy_list: Refreshed[tuple[list[str], list[list[str]]]] = Refreshed(
+            lambda _previous: self._read_alias_list(), FUZZY_TTL_S, "kgrag-alias-list")
         self.describer = DescriptionLinker(graph)
 
     def invalidate(self) -> None:
         """Drop the cached alias lists used for fuzzy and described matching (the alias admin
         calls this)."""
-        with self._fuzzy_lock:
-            self._fuzzy_aliases = None
-            self._generation += 1  # a refresh begun before this change must not land after it
+        self._fuzzy_list.invalidate()
         self.describer.invalidate()
 
     # -- public ------------------------------------------------------------------------------
@@ -157,7 +148,7 @@ class EntityLinker:
             return []
         from rapidfuzz import fuzz, process
 
-        aliases, keys = self._alias_list()
+        aliases, keys = self._fuzzy_list.get()
         out: list[LinkedEntity] = []
         for text in dict.fromkeys(spans):
             query = normalize_alias(text)
@@ -180,34 +171,6 @@ class EntityLinker:
                     )
                 )
         return _dedupe(out)
-
-    def _alias_list(self) -> tuple[list[str], list[list[str]]]:
-        with self._fuzzy_lock:
-            if self._fuzzy_aliases is None:
-                self._load_alias_list()
-            elif time.monotonic() - self._fuzzy_loaded_at > FUZZY_TTL_S and self._refreshing is None:
-                self._refreshing = threading.Thread(target=self._refresh, name="kgrag-alias-list", daemon=True)
-                self._refreshing.start()
-            assert self._fuzzy_aliases is not None
-            return self._fuzzy_aliases, self._fuzzy_keys
-
-    def _load_alias_list(self) -> None:
-        """Caller holds ``_fuzzy_lock``."""
-        aliases, keys = self._read_alias_list()
-        self._fuzzy_aliases, self._fuzzy_keys, self._fuzzy_loaded_at = aliases, keys, time.monotonic()
-
-    def _refresh(self) -> None:
-        try:
-            generation = self._generation
-            aliases, keys = self._read_alias_list()
-            with self._fuzzy_lock:
-                if generation == self._generation:  # else invalidated meanwhile: reloaded at once
-                    self._fuzzy_aliases, self._fuzzy_keys = aliases, keys
-                    self._fuzzy_loaded_at = time.monotonic()
-        except Exception:  # noqa: BLE001 - the old list serves on; the next stale check retries
-            log.exception("refreshing the alias list for fuzzy linking failed")
-        finally:
-            self._refreshing = None
 
     def _read_alias_list(self) -> tuple[list[str], list[list[str]]]:
         items = [(a, ks) for a, ks in self.graph.alias_table().items() if len(a) >= MIN_FUZZY_CHARS - 2]
