@@ -111,12 +111,11 @@ class EntityGraphCache:
         if state is None:
             return False
         seq, mark, edges = state
-        row = conn.execute("SELECT a, b FROM relation_changes WHERE seq = ?", (seq,)).fetchone()
-        if row is None or tuple(row) != mark:
+        if not _logged(conn, seq, mark):
             return False
         changed = conn.execute("SELECT count(*) FROM (SELECT DISTINCT a, b FROM relation_changes WHERE seq > ?)",
                                (seq,)).fetchone()[0]
-        return changed <= max(MIN_REBUILD_CHANGES, REBUILD_FRACTION * edges)
+        return not _too_many(changed, edges)
 
     def _catch_up(self, conn: sqlite3.Connection, max_seq: int, min_seq: int | None) -> bool:
         """Applies the changes after ``self.seq``; False (nothing applied) when some were pruned
@@ -128,7 +127,7 @@ class EntityGraphCache:
             return False
         pairs = conn.execute("SELECT DISTINCT a, b FROM relation_changes WHERE seq > ?", (self.seq,)).fetchall()
         changed = len(pairs) + self.graph.overlay_edges  # the arrays are re-laid when the overlay is large
-        if changed > max(MIN_REBUILD_CHANGES, REBUILD_FRACTION * self.edges):
+        if _too_many(changed, self.edges):
             return False
         self._update(conn, self.graph, pairs)
         self.seq = max_seq
@@ -145,8 +144,7 @@ class EntityGraphCache:
         if loaded is None:
             return False
         graph, seq, mark = loaded
-        row = conn.execute("SELECT a, b FROM relation_changes WHERE seq = ?", (seq,)).fetchone()
-        if row is None or tuple(row) != mark or min_seq > seq + 1:
+        if not _logged(conn, seq, mark) or min_seq > seq + 1:
             return False
         self.graph = None  # the old arrays can go
         self.graph, self.seq, self.edges = graph, seq, len(graph.neighbours) // 2
@@ -189,3 +187,15 @@ class EntityGraphCache:
 
     def drop(self) -> None:
         self.graph, self.version, self.seq, self.edges = None, None, 0, 0
+
+
+def _logged(conn: sqlite3.Connection, seq: int, mark: tuple[str, str]) -> bool:
+    """Whether the log still holds the change a snapshot was saved after, as that snapshot
+    recorded it (a replaced or restored database will not)."""
+    row = conn.execute("SELECT a, b FROM relation_changes WHERE seq = ?", (seq,)).fetchone()
+    return row is not None and tuple(row) == mark
+
+
+def _too_many(changed: int, edges: int) -> bool:
+    """More changed pairs than catching up is worth: one full read is cheaper."""
+    return changed > max(MIN_REBUILD_CHANGES, REBUILD_FRACTION * edges)
