@@ -231,6 +231,29 @@ def test_graph_persists_and_the_traversal_cache_sees_other_connections(tmp_path)
     reopened.close()
 
 
+def test_kept_mention_counts_and_top_mentions_follow_every_write(tmp_path):
+    """The walk's per-entity figures are kept between questions; a write through this store or
+    another connection's commit must still show at once."""
+    path = tmp_path / "g.sqlite"
+    reader, writer = SqliteGraphStore(path), SqliteGraphStore(path)
+    ents = [Entity(key=k, name=k) for k in "ab"]
+    doc, chunks = Document(id="d", source="d.txt", hash="h"), _chunks("d", ["one", "two"])
+    writer.write_document(doc, chunks, ents, [Mention("a", "d#0"), Mention("a", "d#1"), Mention("b", "d#1")], [])
+    assert reader.entity_chunk_counts(["a", "b", "zz"]) == {"a": 2, "b": 1}
+    assert reader.mentions_of(["a"], per_key=1) == {"a": [("d#0", 1)]}
+    other = Document(id="e", source="e.txt", hash="h")
+    writer.write_document(other, _chunks("e", ["three"]), ents, [Mention("a", "e#0", 5)], [])
+    assert reader.entity_chunk_counts(["a", "b"]) == {"a": 3, "b": 1}  # another connection's commit
+    assert reader.mentions_of(["a"], per_key=1) == {"a": [("e#0", 5)]}
+    reader.delete_document("e")  # this store's own write
+    assert reader.entity_chunk_counts(["a", "b"]) == {"a": 2, "b": 1}
+    assert reader.mentions_of(["a"], per_key=1) == {"a": [("d#0", 1)]}
+    writer.delete_document("d")
+    assert reader.entity_chunk_counts(["a", "b"]) == {} and reader.mentions_of(["a"], per_key=1) == {}
+    writer.close()
+    reader.close()
+
+
 def test_co_occurs_is_one_undirected_edge_but_typed_relations_keep_direction(graph):
     doc, chunks = _graph_doc("d")
     graph.write_document(
