@@ -102,8 +102,9 @@ def delete(settings: Settings, doc_id: str) -> None:
     try:
         found = comps.ingest_job().delete(doc_id)
         stats = comps.graph.stats()
-    finally:
-        comps.close()
+    finally:  # noted like an ingest's: the next server start is then a restart
+        for problem in comps.close(check_files=True):
+            click.echo(f"warning: {problem}", err=True)
     if not found:
         click.echo(f"no document with id {doc_id!r}", err=True)
         sys.exit(EXIT_PARTIAL)
