@@ -263,17 +263,24 @@ def word_forms(text: str, *, han: bool = True) -> set[str]:
 
 def inflection_found(word: str, seen: Collection[str]) -> bool:
     """``word`` or an inflection of it: capital/capitals, study/studied, not capital/capitalism."""
-    if word in seen:
-        return True
-    stems = {word} | {word[: -len(s)] for s in _INFLECTIONS if word.endswith(s) and len(word) - len(s) >= 3}
+    return word in seen or any(form in seen for form in _inflected_forms(word))
+
+
+@functools.lru_cache(maxsize=65536)
+def _inflected_forms(word: str) -> tuple[str, ...]:
+    """Every spelling whose presence means ``word`` is found: each stem (the word, or the word
+    less one inflection ending, ≥ 3 letters left; "-ies"/"-ied" → "-y"), the stem with each
+    ending, and a "-y" stem's "-ies"/"-ied". Computed once per word: the graph path asks for the
+    question's words in every section it reads."""
+    stems = [word, *(word[: -len(s)] for s in _INFLECTIONS if word.endswith(s) and len(word) - len(s) >= 3)]
     if word.endswith(("ies", "ied")):
-        stems.add(word[:-3] + "y")
+        stems.append(word[:-3] + "y")
+    forms: list[str] = []
     for stem in stems:
-        if stem in seen or any(stem + s in seen for s in _INFLECTIONS):
-            return True
-        if stem.endswith("y") and (stem[:-1] + "ies" in seen or stem[:-1] + "ied" in seen):
-            return True
-    return False
+        forms += [stem, *(stem + s for s in _INFLECTIONS)]
+        if stem.endswith("y"):
+            forms += [stem[:-1] + "ies", stem[:-1] + "ied"]
+    return tuple(dict.fromkeys(forms))
 
 
 def name_found(name: str, read: Sequence[HitText]) -> bool:
