@@ -48,6 +48,13 @@ def _components(settings: Settings):
     return Components(settings)
 
 
+def _close_checked(comps) -> None:
+    """Close the stores after a write and note their integrity check, so the server's next start
+    is a restart (``Components.close(check_files=True)``); a failed check is printed."""
+    for problem in comps.close(check_files=True):
+        click.echo(f"warning: {problem}", err=True)
+
+
 @main.command()
 @click.argument("paths", nargs=-1, required=True)
 @click.option("--glossary", type=click.Path(exists=True, dir_okay=False, path_type=Path), help="CSV/YAML/line glossary of canonical names and aliases.")
@@ -64,8 +71,7 @@ def ingest(settings: Settings, paths: tuple[str, ...], glossary: Path | None, as
     try:
         report = comps.ingest_job().run(paths, glossary_entities=entities, progress=not no_progress and sys.stderr.isatty())
     finally:
-        for problem in comps.close(check_files=True):
-            click.echo(f"warning: {problem}", err=True)
+        _close_checked(comps)
     if as_json:
         click.echo(json.dumps(report.to_dict(), ensure_ascii=False, indent=2))
     else:
@@ -102,9 +108,8 @@ def delete(settings: Settings, doc_id: str) -> None:
     try:
         found = comps.ingest_job().delete(doc_id)
         stats = comps.graph.stats()
-    finally:  # noted like an ingest's: the next server start is then a restart
-        for problem in comps.close(check_files=True):
-            click.echo(f"warning: {problem}", err=True)
+    finally:
+        _close_checked(comps)
     if not found:
         click.echo(f"no document with id {doc_id!r}", err=True)
         sys.exit(EXIT_PARTIAL)

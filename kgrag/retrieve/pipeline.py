@@ -271,8 +271,7 @@ class Retriever:
 
         def search(round_query: Query, plan: RoundPlan, number: int) -> list[PathResult]:
             # The other paths run in the pool while the graph walks here: the walk holds the GIL,
-            # the embedding and matrix product mostly do not (100k passages: the round's p50
-            # ~145 → see README "Sizing").
+            # the embedding and matrix product mostly do not (README "Sizing", retrieval at 100k).
             others = []
             if round_query.question != query.question:  # a driver that rewrites the question
                 others = [(m, round_query) for m in ("bm25", "dense") if m in query.modes]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from collections.abc import Callable, Hashable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
@@ -172,6 +172,21 @@ class SqliteDatabase:
         if held is None or held[0] != stamp:
             held = self._kept[key] = (stamp, read())
         return held[1]
+
+    def kept_each(self, conn: sqlite3.Connection, name: Hashable, keys: Iterable[str],
+                  read: Callable[[list[str]], dict[str, T]], missing: T, most: int | None = None) -> dict[str, T]:
+        """Each key's value, kept as ``kept`` keeps one: ``read`` is asked only for the keys not
+        kept yet (a key it leaves out gets ``missing``). At most ``most`` keys are kept: past
+        that the kept values start over. Caller holds the lock."""
+        known: dict[str, T] = self.kept(conn, name, dict)
+        if most is not None and len(known) > most:
+            known.clear()
+        wanted = list(dict.fromkeys(keys))
+        new = [k for k in wanted if k not in known]
+        if new:
+            found = read(new)
+            known.update((k, found.get(k, missing)) for k in new)
+        return {k: known[k] for k in wanted}
 
     def data_version(self) -> int:
         """Changes whenever *another* connection commits to the file (PRAGMA data_version):

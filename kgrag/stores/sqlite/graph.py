@@ -40,6 +40,7 @@ from kgrag.types import Chunk, Document, Entity, GraphPath, Mention, Relation
 # reaches ~200–600 entities; 5,000 lists of ≤ 50 rows stay under ~40 MB.
 KEPT_TOP_MENTIONS = 5000
 
+
 class SqliteGraphStore(RoleForwarding):
     """GraphStore in one SQLite file; safe to share between threads. The alias-admin and
     audit roles are objects of their own on the same database (``alias_admin``, ``audit``); the
@@ -217,19 +218,15 @@ class SqliteGraphStore(RoleForwarding):
                 ).fetchall()
             else:
                 limit = max(0, int(per_key))
-                kept: dict[str, list[tuple[str, int]]] = self._db.kept(conn, ("top mentions", limit), dict)
-                if len(kept) > KEPT_TOP_MENTIONS:
-                    kept.clear()
-                top: dict[str, list[tuple[str, int]]] = {}
-                for key in sorted(set(keys)):
-                    found = kept.get(key)
-                    if found is None:
-                        found = kept[key] = conn.execute(
-                            "SELECT chunk_id, count FROM mentions WHERE entity_key = ? "
-                            "ORDER BY count DESC, chunk_id LIMIT ?", (key, limit)).fetchall()
-                    if found:
-                        top[key] = list(found)
-                return top
+
+                def first(new: list[str]) -> dict[str, list[tuple[str, int]]]:
+                    return {key: conn.execute(
+                        "SELECT chunk_id, count FROM mentions WHERE entity_key = ? "
+                        "ORDER BY count DESC, chunk_id LIMIT ?", (key, limit)).fetchall() for key in new}
+
+                none: list[tuple[str, int]] = []
+                kept = self._db.kept_each(conn, ("top mentions", limit), keys, first, none, KEPT_TOP_MENTIONS)
+                return {key: list(found) for key, found in sorted(kept.items()) if found}
         out: dict[str, list[tuple[str, int]]] = {}
         for key, chunk_id, count in rows:
             out.setdefault(key, []).append((chunk_id, count))
@@ -241,15 +238,11 @@ class SqliteGraphStore(RoleForwarding):
         entities on every question and round, and counting a hub's mentions is an index scan
         of thousands of rows (at 100k passages a fifth of the graph path's time, py-spy)."""
         with self._db.read("count entity chunks") as conn:
-            known: dict[str, int] = self._db.kept(conn, "entity chunk counts", dict)
-            missing = [k for k in dict.fromkeys(keys) if k not in known]
-            if missing:
-                found = dict(conn.execute(
-                    f"SELECT entity_key, count(*) FROM mentions WHERE entity_key {IN_JSON} GROUP BY entity_key",
-                    (id_list(missing),),
-                ).fetchall())
-                known.update((k, found.get(k, 0)) for k in missing)
-            return {k: known[k] for k in keys if known[k]}
+            counts = self._db.kept_each(conn, "entity chunk counts", keys, lambda new: dict(conn.execute(
+                f"SELECT entity_key, count(*) FROM mentions WHERE entity_key {IN_JSON} GROUP BY entity_key",
+                (id_list(new),),
+            ).fetchall()), 0)
+            return {k: n for k, n in counts.items() if n}
 
     def chunk_entities(self, chunk_ids: Sequence[str]) -> dict[str, list[str]]:
         """Chunks with no mention are absent; keys ordered by count, then key."""
