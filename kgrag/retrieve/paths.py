@@ -6,7 +6,6 @@ scales never need to agree.
 
 from __future__ import annotations
 
-import heapq
 import math
 import time
 from collections.abc import Callable
@@ -15,7 +14,8 @@ import numpy as np
 
 from kgrag.lexicon.normalize import normalize_alias
 from kgrag.lexicon.titles import title_aliases
-from kgrag.retrieve.types import PathResult, Query, SeedSupport
+from kgrag.retrieve.reached import Reached, top_rows
+from kgrag.retrieve.types import PathResult, Query
 from kgrag.retrieve.wording import content_words, held_share
 from kgrag.stores.base import ChunkIndex, GraphReader
 from kgrag.types import GraphPath, ScoredId
@@ -30,7 +30,6 @@ EDGE_HALF = 1.0
 MAX_ENTITY_DF = 0.05
 MENTIONS_PER_ENTITY = 50  # most-mentioning chunks taken per reached entity
 EVIDENCE_PER_CHUNK = 3
-SECONDARY_SHARE = 0.1
 HOME_BONUS = 3.0  # a path into the chunk whose title names the entity
 HOME_CANDIDATES = 150
 HOME_CANDIDATES_PER_SEED = 20
@@ -149,42 +148,27 @@ class GraphWalkPath:
         n = max(1, self.corpus_size())
         # Feedback seeds sit one hop from the question already: their walk is a hop shorter.
         routes = self._routes([(question, self.hops), (feedback, max(0, self.hops - 1))], confidence, n)
-        # (chunk, entity, gain, path, the entity's best route?)
-        found: list[tuple[str, str, float, GraphPath, bool]] = []
-        for key, mentions in self.graph.mentions_of(list(routes), MENTIONS_PER_ENTITY).items():
-            for chunk_id, count in mentions:
-                boost = 1.0 + 0.25 * math.log(count)
-                for i, (weight, path) in enumerate(routes[key]):
-                    found.append((chunk_id, key, weight * boost, path, i == 0))
+        reached = Reached.collect(self.graph.mentions_of(list(routes), MENTIONS_PER_ENTITY), routes)
         # Titles are read for the strongest candidates only (reading thousands costs more than
         # the whole walk); the bonus can at most triple a chunk's score.
-        read = self._read(_home_candidates(found, k, set(question)))
+        read = self._read(reached.home_candidates(k, question, HOME_CANDIDATES, HOME_CANDIDATES_PER_SEED))
         homes = self._home_entities({cid: title for cid, (title, _) in read.items() if title})
-        # chunk → seed → gains of the entities reached from that seed that the chunk mentions
-        gains: dict[str, dict[str, list[float]]] = {}
-        evidence: dict[str, list[tuple[float, GraphPath]]] = {}
-        support: dict[str, dict[str, SeedSupport]] = {}
-        for chunk_id, key, gain, path, primary in found:
-            seed = path.nodes[0]
-            if key in homes.get(chunk_id, ()):
-                gain *= HOME_BONUS
-                held = support.setdefault(chunk_id, {}).get(seed)
-                if held is None or gain > held.gain:
-                    support[chunk_id][seed] = SeedSupport(seed, key, path.hops, gain)
-            if primary:  # an entity reached by both walks counts once, by its better route
-                gains.setdefault(chunk_id, {}).setdefault(seed, []).append(gain)
-                evidence.setdefault(chunk_id, []).append((gain, path))
-        scores = {cid: _chunk_score(by_seed) for cid, by_seed in gains.items()}
+        home = reached.home_mask(homes)
+        gain = np.where(home, reached.gain * HOME_BONUS, reached.gain)
+        support = reached.support(gain, home)
+        scores = reached.scores(gain)
         # Endpoints read: a section the walk reaches that also holds the question's words ranks
         # above its neighbours that do not ("MEDDPPICC ... what does the 'E' stand for": every
         # MEDDPPICC section is one hop away, the one on the economic buyer holds the words).
         words = content_words(query.keyword_text) if read else set()
+        row = reached.row_of
         for cid, (title, text) in read.items():
-            if cid in scores:
-                scores[cid] *= 1.0 + WORDS_WEIGHT * held_share(words, f"{title}\n{text}")
-        ranked = heapq.nsmallest(k, scores.items(), key=lambda kv: (-kv[1], kv[0]))
-        kept = self._evidence(query, evidence, [cid for cid, _ in ranked])
-        return PathResult(self.name, [ScoredId(c, s) for c, s in ranked], kept, ms=_ms(t), support=support)
+            if cid in row and scores[row[cid]] > 0:
+                scores[row[cid]] *= 1.0 + WORDS_WEIGHT * held_share(words, f"{title}\n{text}")
+        ranked = [ScoredId(reached.chunk_ids[i], float(scores[i])) for i in top_rows(scores, k, reached.chunk_ids)]
+        ids = [hit.id for hit in ranked]
+        kept = self._evidence(query, reached.evidence(gain, ids), ids)
+        return PathResult(self.name, ranked, kept, ms=_ms(t), support=support)
 
     def _routes(self, seed_groups: list[tuple[list[str], int]], confidence: dict[str, float],
                 n: int) -> dict[str, list[tuple[float, GraphPath]]]:
@@ -294,39 +278,6 @@ class GraphWalkPath:
             for cid in by_alias.get(alias, ()):
                 homes.setdefault(cid, set()).update(keys)
         return homes
-
-
-def _home_candidates(found: list[tuple[str, str, float, GraphPath, bool]], k: int,
-                     question: set[str]) -> set[str]:
-    """The chunks whose titles are read: the strongest overall, and each question entity's own
-    strongest (an entity whose neighbours are weaker than a feedback seed's still has its
-    bridge's page recognized)."""
-    best: dict[str, float] = {}
-    per_seed: dict[str, dict[str, float]] = {}
-    for cid, _, gain, path, _ in found:
-        if gain > best.get(cid, 0.0):
-            best[cid] = gain
-        seed = path.nodes[0]
-        if seed in question:
-            mine = per_seed.setdefault(seed, {})
-            if gain > mine.get(cid, 0.0):
-                mine[cid] = gain
-    head = {c for c, _ in heapq.nsmallest(max(k, HOME_CANDIDATES), best.items(), key=lambda kv: (-kv[1], kv[0]))}
-    for mine in per_seed.values():
-        head.update(c for c, _ in heapq.nsmallest(HOME_CANDIDATES_PER_SEED, mine.items(), key=lambda kv: (-kv[1], kv[0])))
-    return head
-
-
-def _chunk_score(by_seed: dict[str, list[float]]) -> float:
-    """Each question entity contributes its best path into the chunk, plus a little for the
-    others: a chunk tied to two of the question's entities beats one tied to either (the
-    multi-hop case), but naming many minor neighbours of one generic entity does not add up
-    to a strong hit (measured: plain sums ranked sports-season pages first for "university")."""
-    total = 0.0
-    for seed_gains in by_seed.values():
-        best = max(seed_gains)
-        total += best + SECONDARY_SHARE * (sum(seed_gains) - best)
-    return total
 
 
 def _path_factor(path: GraphPath) -> float:
