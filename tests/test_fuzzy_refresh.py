@@ -47,8 +47,8 @@ def test_invalidate_reloads_at_once_and_a_refresh_begun_before_it_does_not_land(
     assert _fuzzy_keys(linker, "Who directed Glass Harbr?") == {"glass harbor"}
     read = linker._read_alias_list
 
-    def read_then_an_admin_change():  # the change lands while a refresh reads the table
-        stale = read()
+    def read_then_an_admin_change(previous):  # the change lands while a refresh reads the table
+        stale = read(previous)
         linker._read_alias_list = read  # type: ignore[method-assign]
         _add(graph, "towers", "Crimson Lighthouse")
         linker.invalidate()
@@ -58,3 +58,20 @@ def test_invalidate_reloads_at_once_and_a_refresh_begun_before_it_does_not_land(
     linker._read_alias_list = read_then_an_admin_change  # type: ignore[method-assign]
     linker._fuzzy_list.refresh()
     assert _fuzzy_keys(linker, question) == {"crimson lighthouse"}  # the older read did not land
+
+
+def test_an_unchanged_table_keeps_its_list_and_a_write_from_any_connection_renews_it(tmp_path):
+    graph = _store_with(tmp_path, "Glass Harbor")
+    linker = EntityLinker(graph)
+    assert _fuzzy_keys(linker, "Who directed Glass Harbr?") == {"glass harbor"}
+    held = linker._fuzzy_list.current
+    assert graph.alias_table() is graph.alias_table()  # kept until the file changes
+    linker._fuzzy_list.refresh()
+    assert linker._fuzzy_list.current is held  # nothing changed: the list is not built again
+    other = SqliteGraphStore(tmp_path / "graph.sqlite")  # another process's ingest
+    _add(other, "towers", "Crimson Lighthouse")
+    other.close()
+    assert "crimson lighthouse" in graph.alias_table()
+    linker._fuzzy_list.refresh()
+    assert linker._fuzzy_list.current is not held
+    assert _fuzzy_keys(linker, "Who built the Crimson Lighthuse?") == {"crimson lighthouse"}

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import NamedTuple
 
 from kgrag.lexicon.gazetteer import Gazetteer, candidate_aliases, english_stop_words
 from kgrag.lexicon.normalize import normalize_alias
@@ -47,8 +48,8 @@ class EntityLinker:
         self.graph = graph
         self.fuzzy_threshold = fuzzy_threshold
         self._stop = english_stop_words()
-        self._fuzzy_list: Refreshed[tuple[list[str], list[list[str]]]] = Refreshed(
-            lambda _previous: self._read_alias_list(), FUZZY_TTL_S, "kgrag-alias-list")
+        self._fuzzy_list: Refreshed[_FuzzyList] = Refreshed(
+            lambda previous: self._read_alias_list(previous), FUZZY_TTL_S, "kgrag-alias-list")
         self.describer = DescriptionLinker(graph)
 
     def invalidate(self) -> None:
@@ -148,7 +149,7 @@ class EntityLinker:
             return []
         from rapidfuzz import fuzz, process
 
-        aliases, keys = self._fuzzy_list.get()
+        _, aliases, keys = self._fuzzy_list.get()
         out: list[LinkedEntity] = []
         for text in dict.fromkeys(spans):
             query = normalize_alias(text)
@@ -172,9 +173,23 @@ class EntityLinker:
                 )
         return _dedupe(out)
 
-    def _read_alias_list(self) -> tuple[list[str], list[list[str]]]:
-        items = [(a, ks) for a, ks in self.graph.alias_table().items() if len(a) >= MIN_FUZZY_CHARS - 2]
-        return [a for a, _ in items], [list(ks) for _, ks in items]
+    def _read_alias_list(self, previous: _FuzzyList | None) -> _FuzzyList:
+        """The aliases long enough to fuzz-match; ``previous`` itself when the table is the same
+        (the embedded store keeps it until the file changes: re-listing its 170k aliases at 100k
+        passages every minute was seconds of a request thread's GIL time)."""
+        table = self.graph.alias_table()
+        if previous is not None and (previous.table is table or previous.table == table):
+            return previous
+        items = [(a, ks) for a, ks in table.items() if len(a) >= MIN_FUZZY_CHARS - 2]
+        return _FuzzyList(table, [a for a, _ in items], [list(ks) for _, ks in items])
+
+
+class _FuzzyList(NamedTuple):
+    """The alias table read, and its aliases long enough to fuzz-match with their entity keys."""
+
+    table: dict[str, list[str]]
+    aliases: list[str]
+    keys: list[list[str]]
 
 
 def _any_case(entity: Entity | None, question: str, start: int, end: int) -> bool:

@@ -151,7 +151,8 @@ class GraphReader(Protocol):
     def alias_table(self, types: Collection[str] | None = None) -> dict[str, list[str]]:
         """normalized alias → entity keys claiming it (more than one = ambiguous). Includes each
         entity's own normalized name. ``types``: only entities of these types (the described
-        entities' index reads the term extractor's ~13k of a 100k passage graph's 170k aliases)."""
+        entities' index reads the term extractor's ~13k of a 100k passage graph's 170k aliases).
+        Read-only for callers: a store may hand the same dict out until its data changes."""
 
     def lookup_aliases(self, normalized: Iterable[str]) -> dict[str, list[str]]:
         """Like ``alias_table`` restricted to the given normalized aliases."""
