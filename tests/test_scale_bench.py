@@ -58,3 +58,10 @@ def test_scale_benchmark_grows_one_english_knowledge_base(tmp_path):
     assert json.loads(stats.stdout)["documents"] == 60  # both probes were deleted
     assert (work / "kb-30").is_dir()  # --keep with --grow: each size's copy
     assert "One new document" in (out / "scale.md").read_text()
+    # benchmarks/dense_recall.py on the grown knowledge base: a tiny matrix's projection keeps
+    # every direction, so the projected search must find exactly what exact search finds.
+    recall = subprocess.run([sys.executable, "benchmarks/dense_recall.py", "--data-dir", str(work / "kb-grow"),
+                             "--queries", "3", "--questions", str(bench / "hotpotqa_dev500" / "queries.jsonl")],
+                            cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert recall.returncode == 0, recall.stderr[-3000:]
+    assert "3 questions" in recall.stdout and "recall@10: 100.00 %" in recall.stdout, recall.stdout

@@ -34,7 +34,8 @@ def build_chunk_index(settings: Settings) -> ChunkIndex:
         from kgrag.stores.sqlite.chunks import SqliteChunkIndex
 
         settings.data_dir.mkdir(parents=True, exist_ok=True)
-        return SqliteChunkIndex(settings.data_dir / CHUNK_INDEX_FILE)
+        return SqliteChunkIndex(settings.data_dir / CHUNK_INDEX_FILE,
+                                dense_approx_from=settings.retrieval.dense_approx_from or None)
     if settings.chunk_store == "elasticsearch":
         from kgrag.stores.elasticsearch.chunks import ElasticsearchChunkIndex
 

@@ -68,7 +68,10 @@ class SqliteChunkIndex:
     otherwise the first upsert with vectors fixes it. ``heading_weight`` is the BM25 weight of
     the title/section column relative to the body (1.0)."""
 
-    def __init__(self, path: Path | str, dim: int | None = None, heading_weight: float = 2.0):
+    def __init__(self, path: Path | str, dim: int | None = None, heading_weight: float = 2.0,
+                 dense_approx_from: int | None = None):
+        """``dense_approx_from``: dense search over this many vectors or more rescores the
+        candidates of a projection (``DenseMatrix.search``); None: always exact."""
         if heading_weight <= 0:
             raise StoreError(f"heading_weight must be positive, got {heading_weight}")
         self._db = SqliteDatabase(
@@ -76,6 +79,7 @@ class SqliteChunkIndex:
         )
         self.path = self._db.path
         self.heading_weight = float(heading_weight)
+        self.dense_approx_from = dense_approx_from
         self._dim = self._stored_dim()
         if dim is not None and self._dim is not None and dim != self._dim:
             self._db.close()
@@ -255,12 +259,8 @@ class SqliteChunkIndex:
                 f"{dense.dim}-dim vectors"
             )
         norm = float(np.linalg.norm(query))
-        scores = dense.scores(query / norm if norm else query)
-        rows = np.arange(len(scores)) if allowed is None else np.flatnonzero(np.isin(dense.pks, allowed))
-        if len(rows) > k:
-            rows = rows[np.argpartition(-scores[rows], k - 1)[:k]]
-        rows = rows[np.argsort(-scores[rows], kind="stable")]
-        return [ScoredId(dense.ids[r], float(scores[r])) for r in rows]
+        best = dense.search(query / norm if norm else query, k, allowed, self.dense_approx_from)
+        return [ScoredId(dense.ids[row], score) for row, score in best]
 
     def prepare_reads(self) -> None:
         """Reads the dense matrix (3.1 s at 131k chunks) before a first search needs it."""

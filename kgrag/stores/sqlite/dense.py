@@ -11,10 +11,13 @@ column range is skipped the same way.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+
+from kgrag.stores.sqlite.projection import CANDIDATES, Projection
 
 BLOCK = 128  # columns per block: 769 = 6 × 128 + 1, so each model's 384 columns are 3 blocks
 
@@ -42,6 +45,9 @@ class DenseMatrix:
     blocks: dict[int, np.ndarray]  # first column → float32 (rows, ≤ BLOCK); all-zero blocks left out
     _held: dict[tuple, bool] = field(default_factory=dict, repr=False, compare=False)  # holds_columns answers
     _spare: _Spare | None = field(default=None, repr=False, compare=False)  # room to append into
+    # block starts a query fills → its columns' projection (``search`` with ``approx_from``)
+    _projections: dict[tuple[int, ...], Projection] = field(default_factory=dict, repr=False, compare=False)
+    _fitting: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     @staticmethod
     def build(pks: Sequence[int], ids: list[str], vectors: np.ndarray, spare: bool = False) -> DenseMatrix:
@@ -91,7 +97,8 @@ class DenseMatrix:
                     full[row : row + len(p)] = p.blocks.get(start, 0.0)
                     row += len(p)
             spare.filled = n
-            return DenseMatrix(pks, ids, self.dim, {s: full[:n] for s, full in spare.buffers.items()}, _spare=spare)
+            return DenseMatrix(pks, ids, self.dim, {s: full[:n] for s, full in spare.buffers.items()}, _spare=spare,
+                               _projections=self._projected(more))
         capacity = max(n, int(n * GROWTH))
         buffers = {}
         for start in starts:
@@ -104,7 +111,18 @@ class DenseMatrix:
                 row += len(p)
             buffers[start] = full
         spare = _Spare(buffers, capacity, n)
-        return DenseMatrix(pks, ids, self.dim, {s: full[:n] for s, full in buffers.items()}, _spare=spare)
+        return DenseMatrix(pks, ids, self.dim, {s: full[:n] for s, full in buffers.items()}, _spare=spare,
+                           _projections=self._projected(more))
+
+    def _projected(self, more: list[DenseMatrix]) -> dict[tuple[int, ...], Projection]:
+        """This matrix's projections with ``more``'s rows projected onto the same directions."""
+        out = {}
+        for starts, projection in self._projections.items():
+            columns = np.concatenate([np.hstack([p.blocks[s] if s in p.blocks else
+                                                 np.zeros((len(p), min(BLOCK, self.dim - s)), dtype=np.float32)
+                                                 for s in starts]) for p in more])
+            out[starts] = projection.extended(columns)
+        return out
 
     def scores(self, query: np.ndarray) -> np.ndarray:
         """Cosine of every row with ``query`` (a unit vector, or zero)."""
@@ -117,6 +135,37 @@ class DenseMatrix:
                 # cores) for 0.1 ms of work.
                 out += np.einsum("ij,j->i", block, part)
         return out
+
+    def search(self, query: np.ndarray, k: int, allowed: np.ndarray | None = None,
+               approx_from: int | None = None) -> list[tuple[int, float]]:
+        """The ``k`` best rows by cosine with ``query`` (a unit vector, or zero) as (row, score),
+        best first. ``allowed``: the chunk pks a filter lets through (searched exactly).
+        ``approx_from``: a matrix of this many rows or more takes its candidates from a
+        projection of the query's columns (``kgrag.stores.sqlite.projection``: recall@50 99.7 %
+        at 117k rows) and scores them exactly; None: always exact."""
+        if allowed is None and approx_from is not None and len(self) >= approx_from and k < CANDIDATES:
+            starts = tuple(s for s, block in self.blocks.items() if query[s : s + block.shape[1]].any())
+            if starts:
+                parts = [query[s : s + self.blocks[s].shape[1]] for s in starts]
+                rows = self._projection(starts).candidates(np.concatenate(parts))
+                found = np.zeros(len(rows), dtype=np.float32)
+                for s, part in zip(starts, parts, strict=True):
+                    found += np.einsum("ij,j->i", self.blocks[s][rows], part)
+                return _best(rows, found, k)
+        scores = self.scores(query)
+        rows = np.arange(len(scores)) if allowed is None else np.flatnonzero(np.isin(self.pks, allowed))
+        return _best(rows, scores[rows], k)
+
+    def _projection(self, starts: tuple[int, ...]) -> Projection:
+        """The projection of the columns of blocks ``starts``, fitted on first use (0.2 s at 117k
+        rows; one thread fits, the others wait for it)."""
+        held = self._projections.get(starts)
+        if held is None:
+            with self._fitting:
+                held = self._projections.get(starts)
+                if held is None:
+                    held = self._projections[starts] = Projection.fit(np.hstack([self.blocks[s] for s in starts]))
+        return held
 
     def holds_columns(self, *ranges: tuple[int, int]) -> bool:
         """Whether some row is non-zero in each of the column ranges [start, stop). Answers are
@@ -136,6 +185,15 @@ class DenseMatrix:
     @property
     def nbytes(self) -> int:
         return sum(b.nbytes for b in self.blocks.values())
+
+
+def _best(rows: np.ndarray, scores: np.ndarray, k: int) -> list[tuple[int, float]]:
+    """(row, score) of the ``k`` highest ``scores`` (one per row of ``rows``), best first."""
+    if len(rows) > k:
+        keep = np.argpartition(-scores, k - 1)[:k]
+        rows, scores = rows[keep], scores[keep]
+    order = np.argsort(-scores, kind="stable")
+    return list(zip(rows[order].tolist(), scores[order].tolist(), strict=True))
 
 
 def matrix_of_rows(rows: Sequence[tuple[int, str, bytes]], spare: bool = False) -> DenseMatrix:

@@ -1,0 +1,66 @@
+"""Candidates for a large dense matrix's search: every row projected onto its principal
+directions, scanned in a quarter of the numbers, and the best few thousand rescored exactly.
+
+Exact search reads every stored number per question (at 117k searchable chunks 45 M floats,
+its product ~7 ms alone and a contended memory bus beside the graph walk); the projection reads 96 per row.
+Measured on the 100k-passage knowledge base (117k MiniLM rows, 100 HotpotQA questions, the
+exact top 50 as truth), recall@50 of the rescored candidates:
+
+| projected dims | 1,000 candidates | 2,000 | 4,000 |
+|---:|---:|---:|---:|
+| 48 | 89.5 % | 93.9 % | 96.9 % |
+| 64 | 95.1 % | 97.6 % | 99.0 % |
+| 96 | 99.0 % | **99.7 %** | 99.9 % |
+
+96 dimensions and 2,000 candidates (``benchmarks/dense_recall.py``, 200 questions): recall@10
+99.95 % (one question of 200 lost one of its exact top 10), recall@50 99.69 %, 2.8 ms a search
+instead of 11 (the top-k selection included). A found row keeps its exact score, so the order
+among the rows found is the exact order.
+
+The directions are fitted once per matrix on a fixed sample of its rows (deterministic: the
+same rows give the same directions); rows appended later (``extended``) are projected onto the
+same directions, and the next whole reload fits them again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+DIMS = 96
+CANDIDATES = 2000
+FIT_SAMPLE = 20_000  # rows the directions are fitted on
+
+
+@dataclass(frozen=True)
+class Projection:
+    """``rows``: every row of the columns it was fitted for, projected (float32, n × DIMS)."""
+
+    basis: np.ndarray  # (columns, DIMS) float32
+    rows: np.ndarray
+
+    @staticmethod
+    def fit(columns: np.ndarray, dims: int = DIMS) -> Projection:
+        """Principal directions of ``columns`` (rows × columns, centred on a fixed sample)."""
+        n = len(columns)
+        pick = np.random.default_rng(0).choice(n, FIT_SAMPLE, replace=False) if n > FIT_SAMPLE else np.arange(n)
+        sample = columns[np.sort(pick)].astype(np.float64)
+        sample -= sample.mean(axis=0)
+        # The covariance's eigenvectors are the SVD's directions: 0.1 s instead of 1 s at 20k × 384.
+        values, vectors = np.linalg.eigh(sample.T @ sample)
+        keep = np.argsort(-values, kind="stable")[: min(dims, len(sample))]
+        basis = np.ascontiguousarray(vectors[:, keep], dtype=np.float32)
+        return Projection(basis, np.ascontiguousarray(columns @ basis))
+
+    def extended(self, more: np.ndarray) -> Projection:
+        """This projection with ``more`` rows (same columns) projected onto the same directions."""
+        return Projection(self.basis, np.concatenate([self.rows, more @ self.basis]))
+
+    def candidates(self, query: np.ndarray, n: int = CANDIDATES) -> np.ndarray:
+        """Row indices (ascending) of the ``n`` rows whose projections score highest with
+        ``query``'s (``query``: the fitted columns' part of a unit vector)."""
+        approx = np.einsum("ij,j->i", self.rows, query @ self.basis)
+        if n >= len(approx):
+            return np.arange(len(approx))
+        return np.sort(np.argpartition(-approx, n - 1)[:n])
