@@ -118,10 +118,9 @@ class DenseMatrix:
         """This matrix's projections with ``more``'s rows projected onto the same directions."""
         out = {}
         for starts, projection in self._projections.items():
-            columns = np.concatenate([np.hstack([p.blocks[s] if s in p.blocks else
-                                                 np.zeros((len(p), min(BLOCK, self.dim - s)), dtype=np.float32)
-                                                 for s in starts]) for p in more])
-            out[starts] = projection.extended(columns)
+            out[starts] = projection.extended([np.concatenate([
+                p.blocks[s] if s in p.blocks else np.zeros((len(p), min(BLOCK, self.dim - s)), dtype=np.float32)
+                for p in more]) for s in starts])
         return out
 
     def scores(self, query: np.ndarray) -> np.ndarray:
@@ -164,7 +163,7 @@ class DenseMatrix:
             with self._fitting:
                 held = self._projections.get(starts)
                 if held is None:
-                    held = self._projections[starts] = Projection.fit(np.hstack([self.blocks[s] for s in starts]))
+                    held = self._projections[starts] = Projection.fit([self.blocks[s] for s in starts])
         return held
 
     def holds_columns(self, *ranges: tuple[int, int]) -> bool:

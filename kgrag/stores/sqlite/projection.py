@@ -41,21 +41,24 @@ class Projection:
     rows: np.ndarray
 
     @staticmethod
-    def fit(columns: np.ndarray, dims: int = DIMS) -> Projection:
-        """Principal directions of ``columns`` (rows × columns, centred on a fixed sample)."""
-        n = len(columns)
-        pick = np.random.default_rng(0).choice(n, FIT_SAMPLE, replace=False) if n > FIT_SAMPLE else np.arange(n)
-        sample = columns[np.sort(pick)].astype(np.float64)
+    def fit(blocks: list[np.ndarray], dims: int = DIMS) -> Projection:
+        """Principal directions of the columns of ``blocks`` side by side (each rows × its
+        columns), centred on a fixed sample. The blocks are never joined whole: at 117k rows
+        that 180 MB copy took 0.02–2 s on this machine, the fit itself 0.2 s."""
+        n = len(blocks[0])
+        pick = np.sort(np.random.default_rng(0).choice(n, FIT_SAMPLE, replace=False)) if n > FIT_SAMPLE else np.arange(n)
+        sample = np.hstack([block[pick] for block in blocks]).astype(np.float64)
         sample -= sample.mean(axis=0)
         # The covariance's eigenvectors are the SVD's directions: 0.1 s instead of 1 s at 20k × 384.
         values, vectors = np.linalg.eigh(sample.T @ sample)
         keep = np.argsort(-values, kind="stable")[: min(dims, len(sample))]
         basis = np.ascontiguousarray(vectors[:, keep], dtype=np.float32)
-        return Projection(basis, np.ascontiguousarray(columns @ basis))
+        return Projection(basis, _project(blocks, basis))
 
-    def extended(self, more: np.ndarray) -> Projection:
-        """This projection with ``more`` rows (same columns) projected onto the same directions."""
-        return Projection(self.basis, np.concatenate([self.rows, more @ self.basis]))
+    def extended(self, more: list[np.ndarray]) -> Projection:
+        """This projection with the rows of ``more`` (blocks of the same columns) projected onto
+        the same directions."""
+        return Projection(self.basis, np.concatenate([self.rows, _project(more, self.basis)]))
 
     def candidates(self, query: np.ndarray, n: int = CANDIDATES) -> np.ndarray:
         """Row indices (ascending) of the ``n`` rows whose projections score highest with
@@ -64,3 +67,13 @@ class Projection:
         if n >= len(approx):
             return np.arange(len(approx))
         return np.sort(np.argpartition(-approx, n - 1)[:n])
+
+
+def _project(blocks: list[np.ndarray], basis: np.ndarray) -> np.ndarray:
+    """The rows of ``blocks`` side by side, times ``basis``: block by block."""
+    out = np.zeros((len(blocks[0]), basis.shape[1]), dtype=np.float32)
+    column = 0
+    for block in blocks:
+        out += block @ basis[column : column + block.shape[1]]
+        column += block.shape[1]
+    return out
