@@ -12,11 +12,10 @@ import random
 import numpy as np
 import pytest
 
+from kgrag.retrieve.paths import HOME_BONUS
 from kgrag.retrieve.reached import SECONDARY_SHARE, Reached, top_rows
 from kgrag.retrieve.types import SeedSupport
 from kgrag.types import GraphPath
-
-HOME_BONUS = 3.0
 
 
 def _reference(mentions, routes, homes, k, question, overall, per_seed):

@@ -125,15 +125,15 @@ class Reached:
         chunk tied to two of the question's entities beats one tied to either (the multi-hop
         case), but naming many minor neighbours of one generic entity does not add up to a
         strong hit (measured: plain sums ranked sports-season pages first for "university")."""
+        out = np.zeros(len(self.chunk_ids), dtype=np.float64)
         primary = self.route == 0
+        if not primary.any():
+            return out
         group = self.chunk[primary] * len(self.seeds) + self.seed[primary]
         order = np.argsort(group, kind="stable")
         sorted_groups = group[order]
         g = gain[primary][order]
-        starts = np.flatnonzero(np.r_[True, sorted_groups[1:] != sorted_groups[:-1]]) if len(g) else np.array([], dtype=np.int64)
-        out = np.zeros(len(self.chunk_ids), dtype=np.float64)
-        if not len(starts):
-            return out
+        starts = np.flatnonzero(np.r_[True, sorted_groups[1:] != sorted_groups[:-1]])
         best = np.maximum.reduceat(g, starts)
         total = np.add.reduceat(g, starts)
         np.add.at(out, sorted_groups[starts] // len(self.seeds), best + SECONDARY_SHARE * (total - best))

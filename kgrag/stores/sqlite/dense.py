@@ -123,17 +123,22 @@ class DenseMatrix:
                 for p in more]) for s in starts])
         return out
 
-    def scores(self, query: np.ndarray) -> np.ndarray:
-        """Cosine of every row with ``query`` (a unit vector, or zero)."""
-        out = np.zeros(len(self), dtype=np.float32)
-        for start, block in self.blocks.items():
-            part = query[start : start + block.shape[1]]
-            if part.any():
-                # einsum, not `@`: a matrix-vector product through OpenBLAS wakes its thread
-                # pool, which on a busy machine costs a scheduler tick (~8 ms measured on 2
-                # cores) for 0.1 ms of work.
-                out += np.einsum("ij,j->i", block, part)
+    def scores(self, query: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
+        """Cosine of every row with ``query`` (a unit vector, or zero); of ``rows`` only, in their
+        order, when given."""
+        out = np.zeros(len(self) if rows is None else len(rows), dtype=np.float32)
+        for start, part in self._filled(query):
+            block = self.blocks[start] if rows is None else self.blocks[start][rows]
+            # einsum, not `@`: a matrix-vector product through OpenBLAS wakes its thread
+            # pool, which on a busy machine costs a scheduler tick (~8 ms measured on 2
+            # cores) for 0.1 ms of work.
+            out += np.einsum("ij,j->i", block, part)
         return out
+
+    def _filled(self, query: np.ndarray) -> list[tuple[int, np.ndarray]]:
+        """(first column, the query's part) of each held block where ``query`` is non-zero."""
+        parts = ((start, query[start : start + block.shape[1]]) for start, block in self.blocks.items())
+        return [(start, part) for start, part in parts if part.any()]
 
     def search(self, query: np.ndarray, k: int, allowed: np.ndarray | None = None,
                approx_from: int | None = None) -> list[tuple[int, float]]:
@@ -143,14 +148,10 @@ class DenseMatrix:
         projection of the query's columns (``kgrag.stores.sqlite.projection``: recall@50 99.7 %
         at 117k rows) and scores them exactly; None: always exact."""
         if allowed is None and approx_from is not None and len(self) >= approx_from and k < CANDIDATES:
-            starts = tuple(s for s, block in self.blocks.items() if query[s : s + block.shape[1]].any())
-            if starts:
-                parts = [query[s : s + self.blocks[s].shape[1]] for s in starts]
-                rows = self._projection(starts).candidates(np.concatenate(parts))
-                found = np.zeros(len(rows), dtype=np.float32)
-                for s, part in zip(starts, parts, strict=True):
-                    found += np.einsum("ij,j->i", self.blocks[s][rows], part)
-                return _best(rows, found, k)
+            if filled := self._filled(query):
+                projection = self._projection(tuple(start for start, _ in filled))
+                rows = projection.candidates(np.concatenate([part for _, part in filled]))
+                return _best(rows, self.scores(query, rows), k)
         scores = self.scores(query)
         rows = np.arange(len(scores)) if allowed is None else np.flatnonzero(np.isin(self.pks, allowed))
         return _best(rows, scores[rows], k)
