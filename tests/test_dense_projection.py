@@ -2,7 +2,8 @@
 principal directions, rescored exactly. On vectors with structure (as embeddings have: here a
 few dozen latent directions plus noise, in the routed layout's MiniLM block) it finds the exact
 top hits with their exact scores; a filter, a small matrix, or ``None`` search exactly; rows
-appended later are projected too; the store passes its setting through."""
+appended later are projected too, until the matrix has grown by half, when the directions are
+fitted again; the store passes its setting through."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import pytest
 
 from kgrag.stores.sqlite.chunks import SqliteChunkIndex
 from kgrag.stores.sqlite.dense import DenseMatrix
-from kgrag.stores.sqlite.projection import CANDIDATES
+from kgrag.stores.sqlite.projection import CANDIDATES, REFIT_GROWTH
 from kgrag.types import Chunk
 
 DIM = 769  # the routed layout: MiniLM 384 | e5 384 | pad
@@ -75,6 +76,36 @@ def test_rows_appended_after_the_fit_are_projected_and_found():
     for i in range(5):
         best_row, score = grown.search(new[i], 1, approx_from=1)[0]
         assert grown.ids[best_row] == f"n{i}" and score == pytest.approx(1.0, abs=1e-5)
+
+
+def test_a_matrix_grown_by_half_since_the_fit_is_fitted_again_on_its_new_rows():
+    """New documents on other topics: the first rows' directions do not span them. Below the
+    growth limit the fit is kept (same basis object); at it the next search fits again, and the
+    new topic's rows are found through the new directions."""
+    rng = np.random.default_rng(13)
+    rows = _embeddings(rng, 2 * CANDIDATES)
+    ids = [f"c{i}" for i in range(len(rows))]
+    matrix = DenseMatrix.build(np.arange(len(rows)), ids, rows, spare=True)
+    matrix.search(_query(rng, rows), 10, approx_from=1)
+    (fitted,) = matrix._projections.values()
+    assert fitted.fitted == len(rows)
+
+    def grow(base, new, tag):
+        return base.extended([DenseMatrix.build(np.arange(len(base), len(base) + len(new)),
+                                                [f"{tag}{i}" for i in range(len(new))], new)])
+
+    few = _embeddings(np.random.default_rng(1), int(len(rows) * (REFIT_GROWTH - 1)) - 10)
+    kept = grow(matrix, few, "k")
+    (still,) = kept._projections.values()
+    assert still.basis is fitted.basis and still.fitted == len(rows) and len(still.rows) == len(kept)
+
+    other_topic = _embeddings(np.random.default_rng(2), 20)
+    grown = grow(kept, other_topic, "n")
+    assert not grown._projections, "grown by half: the old directions are dropped"
+    best_row, score = grown.search(other_topic[3], 1, approx_from=1)[0]
+    (refitted,) = grown._projections.values()
+    assert refitted.fitted == len(grown) and refitted.basis is not fitted.basis
+    assert grown.ids[best_row] == "n3" and score == pytest.approx(1.0, abs=1e-5)
 
 
 def test_the_store_searches_through_the_projection_from_its_setting(tmp_path):

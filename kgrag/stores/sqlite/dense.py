@@ -115,12 +115,15 @@ class DenseMatrix:
                            _projections=self._projected(more))
 
     def _projected(self, more: list[DenseMatrix]) -> dict[tuple[int, ...], Projection]:
-        """This matrix's projections with ``more``'s rows projected onto the same directions."""
+        """This matrix's projections with ``more``'s rows projected onto the same directions
+        (those the rows have outgrown are left out: fitted again at the next search)."""
         out = {}
         for starts, projection in self._projections.items():
-            out[starts] = projection.extended([np.concatenate([
+            grown = projection.extended([np.concatenate([
                 p.blocks[s] if s in p.blocks else np.zeros((len(p), min(BLOCK, self.dim - s)), dtype=np.float32)
                 for p in more]) for s in starts])
+            if grown is not None:
+                out[starts] = grown
         return out
 
     def scores(self, query: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:

@@ -19,7 +19,10 @@ among the rows found is the exact order.
 
 The directions are fitted once per matrix on a fixed sample of its rows (deterministic: the
 same rows give the same directions); rows appended later (``extended``) are projected onto the
-same directions, and the next whole reload fits them again.
+same directions until the matrix has grown by half (``REFIT_GROWTH``) since the fit, when the
+projection is dropped and fitted again at the next search — a knowledge base that only grows by
+appends (never reloaded whole) would otherwise be searched through the directions of its first
+few thousand rows, whose topics the new documents need not share.
 """
 
 from __future__ import annotations
@@ -31,14 +34,17 @@ import numpy as np
 DIMS = 96
 CANDIDATES = 2000
 FIT_SAMPLE = 20_000  # rows the directions are fitted on
+REFIT_GROWTH = 1.5  # rows now / rows at the fit from which the directions are fitted again
 
 
 @dataclass(frozen=True)
 class Projection:
-    """``rows``: every row of the columns it was fitted for, projected (float32, n × DIMS)."""
+    """``rows``: every row of the columns it was fitted for, projected (float32, n × DIMS);
+    ``fitted``: how many rows the matrix held when the directions were fitted."""
 
     basis: np.ndarray  # (columns, DIMS) float32
     rows: np.ndarray
+    fitted: int
 
     @staticmethod
     def fit(blocks: list[np.ndarray], dims: int = DIMS) -> Projection:
@@ -53,12 +59,15 @@ class Projection:
         values, vectors = np.linalg.eigh(sample.T @ sample)
         keep = np.argsort(-values, kind="stable")[: min(dims, len(sample))]
         basis = np.ascontiguousarray(vectors[:, keep], dtype=np.float32)
-        return Projection(basis, _project(blocks, basis))
+        return Projection(basis, _project(blocks, basis), n)
 
-    def extended(self, more: list[np.ndarray]) -> Projection:
+    def extended(self, more: list[np.ndarray]) -> Projection | None:
         """This projection with the rows of ``more`` (blocks of the same columns) projected onto
-        the same directions."""
-        return Projection(self.basis, np.concatenate([self.rows, _project(more, self.basis)]))
+        the same directions; None once the rows reach ``REFIT_GROWTH`` × those it was fitted on
+        (the caller fits again)."""
+        if len(self.rows) + len(more[0]) >= REFIT_GROWTH * self.fitted:
+            return None
+        return Projection(self.basis, np.concatenate([self.rows, _project(more, self.basis)]), self.fitted)
 
     def candidates(self, query: np.ndarray, n: int = CANDIDATES) -> np.ndarray:
         """Row indices (ascending) of the ``n`` rows whose projections score highest with
