@@ -39,7 +39,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from kgrag.retrieve.refreshed import Refreshed
+from kgrag.retrieve.refreshed import Refreshed, unless_unchanged
 from kgrag.retrieve.types import LinkedEntity
 from kgrag.stores.base import GraphReader
 from kgrag.text.analyze import analyze
@@ -83,8 +83,7 @@ class _Names:
     def read(cls, graph: GraphReader, previous: _Names | None) -> _Names:
         """The term extractor's aliases, analysed again only when they changed since
         ``previous`` (at 100k passages 13.6k aliases: read in 0.15 s, analysed in ~1 s)."""
-        table = graph.alias_table(ANY_CASE_TYPES)
-        return previous if previous is not None and previous.table == table else cls.build(table)
+        return unless_unchanged(graph.alias_table(ANY_CASE_TYPES), previous, cls.build)
 
 
 class DescriptionLinker:

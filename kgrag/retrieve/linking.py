@@ -30,7 +30,7 @@ from typing import NamedTuple
 from kgrag.lexicon.gazetteer import Gazetteer, candidate_aliases, english_stop_words
 from kgrag.lexicon.normalize import normalize_alias
 from kgrag.retrieve.describe import DescriptionLinker
-from kgrag.retrieve.refreshed import Refreshed
+from kgrag.retrieve.refreshed import Refreshed, unless_unchanged
 from kgrag.retrieve.types import LinkedEntity
 from kgrag.stores.base import GraphReader
 from kgrag.types import ANY_CASE_TYPES, IDENTIFIER, SECTION, Entity
@@ -177,11 +177,7 @@ class EntityLinker:
         """The aliases long enough to fuzz-match; ``previous`` itself when the table is the same
         (the embedded store keeps it until the file changes: re-listing its 170k aliases at 100k
         passages every minute was seconds of a request thread's GIL time)."""
-        table = self.graph.alias_table()
-        if previous is not None and (previous.table is table or previous.table == table):
-            return previous
-        items = [(a, ks) for a, ks in table.items() if len(a) >= MIN_FUZZY_CHARS - 2]
-        return _FuzzyList(table, [a for a, _ in items], [list(ks) for _, ks in items])
+        return unless_unchanged(self.graph.alias_table(), previous, _FuzzyList.of)
 
 
 class _FuzzyList(NamedTuple):
@@ -190,6 +186,11 @@ class _FuzzyList(NamedTuple):
     table: dict[str, list[str]]
     aliases: list[str]
     keys: list[list[str]]
+
+    @staticmethod
+    def of(table: dict[str, list[str]]) -> _FuzzyList:
+        items = [(a, ks) for a, ks in table.items() if len(a) >= MIN_FUZZY_CHARS - 2]
+        return _FuzzyList(table, [a for a, _ in items], [list(ks) for _, ks in items])
 
 
 def _any_case(entity: Entity | None, question: str, start: int, end: int) -> bool:

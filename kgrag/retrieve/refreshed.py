@@ -12,8 +12,8 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
-from typing import Generic, TypeVar
+from collections.abc import Callable, Mapping, Sequence
+from typing import Generic, Protocol, TypeVar
 
 T = TypeVar("T")
 
@@ -66,3 +66,24 @@ class Refreshed(Generic[T]):
             log.exception("refreshing %s failed", self.name)
         finally:
             self.refreshing = None
+
+
+class BuiltFromTable(Protocol):
+    """A value built from a store's alias table, holding the table it was built from."""
+
+    @property
+    def table(self) -> Mapping[str, Sequence[str]]: ...
+
+
+B = TypeVar("B", bound=BuiltFromTable)
+
+
+def unless_unchanged(table: dict[str, list[str]], previous: B | None, build: Callable[[dict[str, list[str]]], B]) -> B:
+    """``previous`` itself when it was built from this very ``table`` (the embedded store keeps
+    it until the file changes) or an equal one (a server store's fresh read: ~1 ms at 13.6k
+    aliases); else ``build(table)``. Re-listing the 170k aliases of 100k passages every minute
+    was 0.75–1.5 s of GIL time beside the request threads; analysing the described entities'
+    13.6k again ~1 s."""
+    if previous is not None and (previous.table is table or previous.table == table):
+        return previous
+    return build(table)
