@@ -30,6 +30,12 @@ COPY kgrag ./kgrag
 # package (kgrag/cypher), so the installed kgrag needs no source tree: it is emptied.
 COPY cypher ./cypher
 RUN pip install --no-deps . && rm -rf /src/*
+# MiniLM's ONNX graph, exported once here (kgrag/models/onnx_embedder.py) rather than at every
+# container start: the cache is keyed by the installed weights, which the image fixes.
+ENV KGRAG_ONNX_CACHE=/opt/kgrag/onnx
+RUN python -c "from kgrag.config import EmbedderSettings; from kgrag.models.embedder import build_embedder; \
+from kgrag.models.onnx_embedder import OnnxEmbedder; \
+assert isinstance(build_embedder(EmbedderSettings(name='minilm')), OnnxEmbedder)"
 
 RUN useradd --create-home --uid 10001 kgrag && mkdir -p /data && chown kgrag /data
 USER kgrag

@@ -77,6 +77,11 @@ class EmbedderSettings(_Section):
     # Whether a `sentence-transformers` model covers non-Latin scripts (Chinese); an English-only
     # one is left out of fusion for questions in such scripts. (minilm: no; e5: yes.)
     multilingual: bool = True  # measured: 16 beats 32 and 64 (less padding per batch)
+    # How a sentence-transformers model (the shipped MiniLM, or `path`) runs: "onnx" = ONNX
+    # Runtime over a graph exported once from its weights (same vectors to 2e-7; a question
+    # embedded ~3-5x faster and no torch import to answer; kgrag/models/onnx_embedder.py),
+    # falling back to "torch" (sentence-transformers) for a model it cannot reproduce.
+    engine: Literal["onnx", "torch"] = "onnx"
 
     @model_validator(mode="after")
     def _path_needed(self) -> EmbedderSettings:

