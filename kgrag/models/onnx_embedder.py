@@ -28,7 +28,7 @@ import threading
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -36,43 +36,51 @@ log = logging.getLogger(__name__)
 
 # Bumped when the exported graph changes (inputs, outputs, opset): older cache files are not read.
 EXPORT_FORMAT = 1
-_MODULES = {"sentence_transformers.models.Transformer", "sentence_transformers.models.Pooling",
-            "sentence_transformers.models.Normalize"}
+_TRANSFORMER, _POOLING = "sentence_transformers.models.Transformer", "sentence_transformers.models.Pooling"
+_MODULES = {_TRANSFORMER, _POOLING, "sentence_transformers.models.Normalize"}
 _WEIGHTS = ("model.safetensors", "pytorch_model.bin")
+
+
+class _Layout(NamedTuple):
+    """What a sentence-transformers directory says of itself."""
+
+    kinds: list[str]  # its modules' types, in order
+    pooling: str | None  # "mean" or "cls"; None: another mode, or no Pooling module
+    max_tokens: int | None  # sentence_bert_config.json's max_seq_length
+
+
+def _layout(model_dir: Path) -> _Layout:
+    """Reads ``modules.json``, the Pooling module's config and ``sentence_bert_config.json``
+    (OSError, ValueError, KeyError, TypeError when they are missing or malformed)."""
+    modules = json.loads((model_dir / "modules.json").read_text(encoding="utf-8"))
+    kinds = [m["type"] for m in modules]
+    pooling = None
+    if _POOLING in kinds:
+        config = json.loads((model_dir / modules[kinds.index(_POOLING)]["path"] / "config.json").read_text(encoding="utf-8"))
+        modes = {k for k, v in config.items() if k.startswith("pooling_mode_") and v}
+        if len(modes) == 1:
+            pooling = {"pooling_mode_mean_tokens": "mean", "pooling_mode_cls_token": "cls"}.get(modes.pop())
+    limit = json.loads((model_dir / "sentence_bert_config.json").read_text(encoding="utf-8")).get("max_seq_length")
+    return _Layout(kinds, pooling, limit if isinstance(limit, int) else None)
 
 
 def supported(model_dir: Path) -> str | None:
     """None when this engine reproduces the model in ``model_dir``; else why not."""
     try:
-        modules = json.loads((model_dir / "modules.json").read_text(encoding="utf-8"))
-        kinds = [m["type"] for m in modules]
-        if not set(kinds) <= _MODULES or kinds[:2] != ["sentence_transformers.models.Transformer",
-                                                       "sentence_transformers.models.Pooling"]:
-            return f"modules {kinds} (only Transformer, Pooling and Normalize are exported)"
-        pooling = json.loads((model_dir / modules[1]["path"] / "config.json").read_text(encoding="utf-8"))
-        if _pooling(pooling) is None:
-            return "a pooling mode other than mean or CLS"
-        if not isinstance(_max_length(model_dir), int):
-            return "no max_seq_length in sentence_bert_config.json"
-    except (OSError, ValueError, KeyError, IndexError, TypeError) as e:
+        layout = _layout(model_dir)
+    except (OSError, ValueError, KeyError, TypeError) as e:
         return f"its sentence-transformers files could not be read ({e})"
+    if not set(layout.kinds) <= _MODULES or layout.kinds[:2] != [_TRANSFORMER, _POOLING]:
+        return f"modules {layout.kinds} (only Transformer, Pooling and Normalize are exported)"
+    if layout.pooling is None:
+        return "a pooling mode other than mean or CLS"
+    if layout.max_tokens is None:
+        return "no max_seq_length in sentence_bert_config.json"
     if not (model_dir / "tokenizer.json").is_file():
         return "no tokenizer.json"
     if not any((model_dir / w).is_file() for w in _WEIGHTS):
         return "no model.safetensors or pytorch_model.bin"
     return None
-
-
-def _pooling(config: dict[str, Any]) -> str | None:
-    modes = {k for k, v in config.items() if k.startswith("pooling_mode_") and v}
-    return {"pooling_mode_mean_tokens": "mean", "pooling_mode_cls_token": "cls"}.get(next(iter(modes))) \
-        if len(modes) == 1 else None
-
-
-def _max_length(model_dir: Path) -> int | None:
-    config = json.loads((model_dir / "sentence_bert_config.json").read_text(encoding="utf-8"))
-    value = config.get("max_seq_length")
-    return value if isinstance(value, int) else None
 
 
 def cache_dir() -> Path:
@@ -132,9 +140,9 @@ class OnnxEmbedder:
         from tokenizers import Tokenizer
 
         self.name, self.multilingual, self.batch_size = name, multilingual, batch_size
-        modules = json.loads((path / "modules.json").read_text(encoding="utf-8"))
-        self._pooling = _pooling(json.loads((path / modules[1]["path"] / "config.json").read_text(encoding="utf-8")))
-        self.max_tokens = int(_max_length(path) or 0)
+        layout = _layout(path)  # checked by ``supported``
+        self._pooling = layout.pooling
+        self.max_tokens = int(layout.max_tokens or 0)
         options = ort.SessionOptions()
         options.intra_op_num_threads = os.cpu_count() or 1
         options.inter_op_num_threads = 1
