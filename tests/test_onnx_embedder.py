@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -87,6 +89,28 @@ def test_a_failed_export_falls_back_to_sentence_transformers_and_says_why(tmp_pa
         embedder = build_embedder(EmbedderSettings(name="minilm"))
     assert isinstance(embedder, SentenceTransformerEmbedder)
     assert "exporter unavailable" in caplog.text and "not ONNX Runtime" in caplog.text
+
+
+def test_an_export_leaves_no_partial_file_behind(tmp_path, monkeypatch):
+    """A failed export deletes its fragment; one whose process was killed is deleted by the next
+    export; a live process's fragment is left to it."""
+    import torch
+
+    target = tmp_path / "minilm.onnx"
+    finished = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    killed = target.with_name(f"{target.name}.{int(finished.stdout)}.partial")
+    running = target.with_name(f"{target.name}.{os.getppid()}.partial")
+    killed.write_bytes(b"half an export")
+    running.write_bytes(b"being written")
+
+    def fails_midway(model, args, path, **kwargs):
+        Path(path).write_bytes(b"a fragment")
+        raise RuntimeError("exporter died")
+
+    monkeypatch.setattr(torch.onnx, "export", fails_midway)
+    with pytest.raises(RuntimeError, match="exporter died"):
+        onnx_embedder.export(minilm_path(), target)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [running.name]
 
 
 def _model_copy(tmp_path, change):
