@@ -180,3 +180,25 @@ def test_the_described_index_is_rebuilt_only_when_the_term_entities_change(tmp_p
     assert linker._names.current is not built
     assert described("When does the fiscal quarter end?") == ["Fiscal quarter"]
     store.close()
+
+
+def test_a_link_to_a_page_read_in_an_earlier_call_becomes_a_relation(recognizer):
+    """Structural links may name entities of documents extracted before (stored ones), not
+    only of the document at hand."""
+    from kgrag.config import ExtractionSettings
+    from kgrag.ingest.extract import Extractor
+    from kgrag.lexicon.gazetteer import Gazetteer
+    from kgrag.types import LINKS_TO
+
+    settings = ExtractionSettings()
+    terms = TermExtractor(settings.spacy_model, settings.terms, settings.structure)
+    extractor = Extractor(settings, Gazetteer(), recognizer, terms)
+    alpha = _chunk("## Setup\n\n- Install the agent.\n- Register the runner.", "Alpha Guide > Setup",
+                   doc="guides/alpha.md#s001")
+    [first] = extractor.extract_many([[alpha]])
+    assert "alpha guide" in {e.key for e in first.entities}
+    beta = _chunk("## Usage\n\n- Start the runner, [configured here](../guides/alpha.md).\n- Watch the logs.",
+                  "Beta Manual > Usage", doc="manuals/beta.md#s001")
+    [second] = extractor.extract_many([[beta]])
+    assert "alpha guide" not in {e.key for e in second.entities}  # only the earlier call knows it
+    assert ("usage", "alpha guide", LINKS_TO) in {(r.source_key, r.target_key, r.type) for r in second.relations}

@@ -328,12 +328,17 @@ class Extractor:
             for form in pair:
                 if normalize_alias(form) not in {normalize_alias(state.name), *map(normalize_alias, state.aliases)}:
                     state.aliases.append(form)
-        stored = set(entities) | set(self._known)
         typed = [(a, b, ALIAS_OF, first_chunk, 3.0) for a, b in separate]
         typed += [(self._key(x.source), self._key(x.target), x.type, x.chunk_id, x.weight) for x in doc_terms.links]
         for a_key, b_key, kind, chunk_id, weight in typed:
-            if a_key != b_key and a_key in stored and b_key in stored:
+            if a_key != b_key and self._stored(a_key, entities) and self._stored(b_key, entities):
                 relations.append(Relation(a_key, b_key, chunk_id, kind, weight))
+
+    def _stored(self, key: str, entities: dict[str, _EntityState]) -> bool:
+        """Whether ``key`` is an entity of this document or one already known. Asked of both
+        dicts: a union of their key sets per document copied every known key, 9% of a 100k
+        ingest's wall time and growing with the knowledge base (py-spy, stop 29)."""
+        return key in entities or key in self._known
 
     def _learn(self, entities: dict[str, _EntityState]) -> None:
         """New names join the gazetteer so later documents match them."""
