@@ -216,8 +216,7 @@ def _exit_when_orphaned(parent_pid: int) -> None:
 
     A parent killed without cleanup (SIGTERM/SIGKILL of ``kgrag ingest``) never shuts the pool
     down, and its workers would wait for work forever (stop 28 found such orphans still using
-    CPU an hour later). Polling works on every
-    platform, unlike Linux's PR_SET_PDEATHSIG.
+    CPU an hour later). Polling works on every platform, unlike Linux's PR_SET_PDEATHSIG.
     """
     while os.getppid() == parent_pid:
         time.sleep(PARENT_POLL_S)
