@@ -32,6 +32,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from kgrag.atomic_files import written_whole
+
 log = logging.getLogger(__name__)
 
 # Bumped when the exported graph changes (inputs, outputs, opset): older cache files are not read.
@@ -113,9 +115,6 @@ def export(model_dir: Path, target: Path) -> None:
     tokenizer = AutoTokenizer.from_pretrained(str(model_dir), local_files_only=True)
     names = list(tokenizer.model_input_names)
     sample = tokenizer(["an example sentence to trace the encoder with", "short"], padding=True, return_tensors="pt")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    remove_stale_partials(target)
-    partial = target.with_name(f"{target.name}.{os.getpid()}.partial")
     axes = {name: {0: "batch", 1: "tokens"} for name in [*names, "last_hidden_state"]}
     class ByName(torch.nn.Module):  # inputs passed by name: their order is not forward()'s
         def __init__(self) -> None:
@@ -125,33 +124,11 @@ def export(model_dir: Path, target: Path) -> None:
         def forward(self, *inputs: Any) -> Any:
             return self.model(**dict(zip(names, inputs, strict=True))).last_hidden_state
 
-    try:
-        with warnings.catch_warnings(), torch.no_grad():
-            warnings.simplefilter("ignore")  # the TorchScript exporter's deprecation and tracer notes
-            torch.onnx.export(ByName().eval(), tuple(sample[n] for n in names), str(partial), input_names=names,
-                              output_names=["last_hidden_state"], dynamic_axes=axes, opset_version=17, dynamo=False)
-        os.replace(partial, target)
-    finally:
-        partial.unlink(missing_ok=True)  # a failed export leaves no ~90 MB fragment
-
-
-def remove_stale_partials(target: Path) -> None:
-    """Delete ``target``'s partial files whose exporting process is gone (killed mid-write: it
-    could not clean up). A live process's file is left alone: it is still being written."""
-    for leftover in target.parent.glob(f"{target.name}.*.partial"):
-        pid = leftover.name[len(target.name) + 1 : -len(".partial")]
-        if pid.isdigit() and not _running(int(pid)):
-            leftover.unlink(missing_ok=True)
-
-
-def _running(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)  # signal 0: only asks whether the process exists
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # it exists, under another user
-        return True
-    return True
+    # A failed export leaves no ~90 MB fragment, nor does one killed midway (the next cleans up).
+    with written_whole(target) as partial, warnings.catch_warnings(), torch.no_grad():
+        warnings.simplefilter("ignore")  # the TorchScript exporter's deprecation and tracer notes
+        torch.onnx.export(ByName().eval(), tuple(sample[n] for n in names), str(partial), input_names=names,
+                          output_names=["last_hidden_state"], dynamic_axes=axes, opset_version=17, dynamo=False)
 
 
 class OnnxEmbedder:

@@ -16,7 +16,6 @@ grows large. Nodes never appear without an edge (as in a fresh build): ``__conta
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 import zipfile
 from collections.abc import Collection, Iterator, Mapping
@@ -24,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
+from kgrag.atomic_files import written_whole
 from kgrag.stores.graph_walk import Reached
 
 Edge = tuple[float, str]  # (merged weight, heaviest relation type)
@@ -208,12 +208,10 @@ def save_snapshot(graph: CompactGraph, path: Path, seq: int, mark: tuple[str, st
     database still has that row before trusting the file (a replaced or restored database
     will not)."""
     meta = {"format": SNAPSHOT_FORMAT, "seq": seq, "mark": list(mark), "types": graph.types}
-    tmp = path.with_name(path.name + f".{os.getpid()}.tmp")
-    with tmp.open("wb") as f:
+    with written_whole(path) as partial, partial.open("wb") as f:
         np.savez(f, indptr=graph.indptr, neighbours=graph.neighbours, weights=graph.weights,
                  type_ids=graph.type_ids, keys=_text_array(json.dumps(graph.keys, ensure_ascii=False)),
                  meta=_text_array(json.dumps(meta)))
-    os.replace(tmp, path)
 
 
 def load_snapshot(path: Path, newer_than: int = -1) -> tuple[CompactGraph, int, tuple[str, str]] | None:
