@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from kgrag.retrieve.followup import Turn, complete, content_terms, followup_reason
+from kgrag.retrieve.followup import Turn, asks_by_position, complete, content_terms, followup_reason
 from kgrag.retrieve.trace import result_dict
 from kgrag.retrieve.types import LinkedEntity
 
@@ -23,6 +23,19 @@ FIXTURE = Path(__file__).parent / "fixtures" / "conversation"
 def test_follow_ups_are_recognized(question):
     links = question == "And for the CFO?"  # an entity of its own does not make it standalone
     assert followup_reason(question, links) is not None
+
+
+@pytest.mark.parametrize(("question", "positional"), [
+    ("And for the next one?", True), ("And the one after that?", True), ("And the last one?", True),
+    ("What about the following category?", True), ("What about the level above that?", True),
+    ("And for the next level down?", True), ("For the next item, are family plans covered?", True),
+    ("下一个呢？", True), ("And for the CFO?", False), ("What about last year?", False),
+    ("And what is its phone number?", False), ("那第二个呢", False),
+])
+def test_a_follow_up_that_asks_by_position_is_marked(question, positional):
+    assert asks_by_position(question) is positional
+    c = complete(question, [Turn("What is the prefix for Group Channels in Slack?")], [])
+    assert c.followup and c.positional is positional
 
 
 @pytest.mark.parametrize("question", [

@@ -8,6 +8,7 @@ import time
 import pytest
 
 from kgrag.eval.runner import EvalConfigError, parse_mode, parse_modes, run_eval
+from kgrag.retrieve.followup import Turn
 from kgrag.retrieve.fusion import Fused, Fusion
 from kgrag.retrieve.iterate import EntityFeedbackDriver, RoundPlan, run_rounds
 from kgrag.retrieve.types import LinkedEntity, PathResult, Query
@@ -82,6 +83,21 @@ def _loop(max_rounds: int, budget_ms: float, started: float):
 
     return run_rounds(_Counting(), query, results, fusion, search, fuse, max_rounds=max_rounds,
                       budget_ms=budget_ms, started=started)[2]
+
+
+def test_a_follow_up_asking_for_the_next_one_is_not_chained(demo_kb):
+    """"And the next one?" asks for a sibling of what the last turn found: the entities of those
+    hits are its neighbours in a list, not a bridge (handbook_dev102's "What about the following
+    category?" lost its gold from 4th to 6th to such a round). Other follow-ups still iterate."""
+    history = [Turn(TWO_HOP)]
+    nxt = demo_kb.retriever.retrieve("And the next one?", top_k=10, iterate=True, history=history)
+    assert nxt.query.completion is not None and nxt.query.completion.positional and nxt.query.linked
+    assert nxt.iteration is not None and len(nxt.iteration.rounds) == 1
+    assert "by position" in nxt.iteration.stopped
+    again = demo_kb.retriever.retrieve("And where was it filmed?", top_k=10, iterate=True, history=history)
+    assert again.query.completion is not None and again.query.completion.followup
+    assert not again.query.completion.positional
+    assert again.iteration is not None and len(again.iteration.rounds) >= 2, again.iteration.stopped
 
 
 def test_the_loop_stops_at_its_round_and_time_budgets():

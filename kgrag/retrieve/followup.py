@@ -59,6 +59,13 @@ _REFERENCE_EN = re.compile(
 # appositive ("隐面龙这个名字", "this name 'X'").
 _REFERENCE_ZH = re.compile(
     r"(下一个|上一个|前一个|后一个|最后一个|第[二三四五六七八九十\d]+个|前者|后者|^\s*(?:那么|那)?(?:这个|那个|这些|那些))")
+# A reference to a place in a list or a document ("the next one", "the level above that",
+# "下一个"): the follow-up asks about a neighbour of what the last turn found.
+_POSITION_EN = re.compile(
+    r"\b(?:next|previous|prior|preceding|following|last)\s+(?:one|ones|item|level|step|row|entry|section|"
+    r"category|page|chapter|article|rule)\b|\b(?:after|before|above|below)\s+(?:that|this|it)\b|"
+    r"\b(?:level|one|step|row|item)\s+(?:above|below|down|up)\b", re.IGNORECASE)
+_POSITION_ZH = re.compile(r"下一个|上一个|前一个|后一个|最后一个|下一|上一")
 _PRONOUN_EN = re.compile(r"\b(it|its|they|them|their|this|that|these|those|he|she|him|her|his)\b", re.IGNORECASE)
 _PRONOUN_ZH = re.compile(r"(它|(?<![其吉])他|她)")  # not 其他 ("other"), 吉他 ("guitar")
 # Words that point back rather than say what is asked: dropped from the carried text.
@@ -90,6 +97,9 @@ class Completion:
     carried_from: list[str] = field(default_factory=list)  # the earlier questions carried
     own_terms: list[str] = field(default_factory=list)  # the follow-up's content words kept
     method: str = "rule"  # "rule" | "llm": who wrote ``question`` for a follow-up
+    # A follow-up that asks for a neighbour by position ("the next one", "the level above that"):
+    # the iteration driver does not chain from it (kgrag.retrieve.iterate).
+    positional: bool = False
     fallback_reason: str | None = None  # why an LLM rewrite was not used
 
     @property
@@ -111,6 +121,7 @@ class Completion:
             "carried_from": self.carried_from,
             "own_terms": self.own_terms,
             "method": self.method,
+            "positional": self.positional,
             "fallback_reason": self.fallback_reason,
             "carried_entities": [le.name for le in carried_entities],
         }
@@ -130,7 +141,14 @@ def complete(question: str, history: Sequence[Turn], linked: Sequence[LinkedEnti
         return Completion(question, question, reason="the history holds no question")
     own = content_terms(question)
     text = " ".join([*carried, *own])
-    return Completion(text, question, followup=True, reason=reason, carried_from=carried, own_terms=own)
+    return Completion(text, question, followup=True, reason=reason, carried_from=carried, own_terms=own,
+                      positional=asks_by_position(question))
+
+
+def asks_by_position(question: str) -> bool:
+    """Whether ``question`` names what it asks about by a place in a list or a document ("the
+    next one", "the one after that", "the level above", "下一个")."""
+    return bool(_POSITION_EN.search(question) or _POSITION_ZH.search(question))
 
 
 def followup_reason(question: str, links_entity: bool) -> str | None:
