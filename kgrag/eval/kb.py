@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shutil
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kgrag.atomic_files import written_whole
 from kgrag.config import MetadataSettings, Settings
 from kgrag.errors import StoreError
 from kgrag.eval.data import Corpus, file_sha256
@@ -120,10 +120,8 @@ def read_manifest(kb_dir: Path) -> dict[str, Any] | None:
 
 def _write_manifest(kb_dir: Path, manifest: dict[str, Any]) -> None:
     path = Path(kb_dir) / MANIFEST
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(manifest, indent=2, ensure_ascii=False), encoding="utf-8")
-    os.replace(tmp, path)  # a reader never sees half a manifest
+    with written_whole(path) as partial:  # a reader never sees half a manifest
+        partial.write_text(json.dumps(manifest, indent=2, ensure_ascii=False), encoding="utf-8")
 
 
 def reset_kb_dir(kb_dir: Path, settings: Settings) -> None:

@@ -99,6 +99,8 @@ class ConversationTrace(_Open):
     own_terms: list[str]
     carried_entities: list[str] = Field(description="entities linked from the carried questions")
     method: Literal["rule", "llm"] = Field(description="who completed a follow-up: the LLM-free rule or the LLM")
+    positional: bool = Field(False, description="a follow-up asking for a neighbour by position ('the next one'): "
+                                                "no iteration round is chained from it")
     fallback_reason: str | None = Field(description="why the LLM's rewrite was not used (null: not tried or used)")
 
 
