@@ -1,9 +1,9 @@
 """Files written whole or not at all, with no fragment left behind (engine-free).
 
-Two writers need this: the ONNX export of the embedder (~90 MB, minutes on 2 cores) and the
-graph snapshot beside ``graph.sqlite`` (78 MB at 100k passages). Both write beside the target
-under a name carrying the writer's pid, then rename over the target, so a concurrent reader
-sees the old file or the new one. ``written_whole`` adds what each lacked or had once alone:
+Three writers use this: the ONNX export of the embedder (~90 MB, minutes on 2 cores), the
+graph snapshot beside ``graph.sqlite`` (78 MB at 100k passages) and the eval's knowledge-base
+manifest. Each writes beside the target under a name carrying the writer's pid, then renames
+over the target, so a concurrent reader sees the old file or the new one. ``written_whole`` adds what each lacked or had once alone:
 a failed write deletes its fragment, and every write first deletes the fragments of writers
 that are gone (a process killed mid-write cannot clean up). A live writer's fragment is left
 to it.

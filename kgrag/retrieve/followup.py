@@ -65,7 +65,7 @@ _POSITION_EN = re.compile(
     r"\b(?:next|previous|prior|preceding|following|last)\s+(?:one|ones|item|level|step|row|entry|section|"
     r"category|page|chapter|article|rule)\b|\b(?:after|before|above|below)\s+(?:that|this|it)\b|"
     r"\b(?:level|one|step|row|item)\s+(?:above|below|down|up)\b", re.IGNORECASE)
-_POSITION_ZH = re.compile(r"下一个|上一个|前一个|后一个|最后一个|下一|上一")
+_POSITION_ZH = re.compile(r"下一|上一|前一个|后一个|最后一个")  # 下一 holds 下一个, 下一步 ...
 _PRONOUN_EN = re.compile(r"\b(it|its|they|them|their|this|that|these|those|he|she|him|her|his)\b", re.IGNORECASE)
 _PRONOUN_ZH = re.compile(r"(它|(?<![其吉])他|她)")  # not 其他 ("other"), 吉他 ("guitar")
 # Words that point back rather than say what is asked: dropped from the carried text.
