@@ -100,7 +100,7 @@ class ExtractionSettings(_Section):
     max_entities_per_chunk: int = Field(30, ge=2)
     # Domain terms (kgrag/ingest/terms.py): "auto" for documents with Markdown/HTML structure or
     # section titles (a team's documents; encyclopedic prose keeps NER only), "on" for every
-    # document, "off" for none. `structure` adds PART_OF / DEFINED_IN / ROW / LINKS_TO relations.
+    # document, "off" for none. `structure` adds PART_OF / DEFINED_IN / ROW / LINKS_TO / LEADS relations.
     terms: Literal["auto", "on", "off"] = "auto"
     structure: bool = True
     glossary: str | None = None

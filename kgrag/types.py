@@ -27,13 +27,15 @@ ANY_CASE_TYPES = frozenset({TERM, DEFINED_TERM, IDENTIFIER, SECTION, TABLE_ENTRY
 # Relation types. CO_OCCURS: two entities named in one chunk; undirected. The others come from
 # document structure (``kgrag.ingest.terms``): a section is PART_OF its parent section, a term is
 # DEFINED_IN the section that defines it, the entries of one table row are in one ROW, a
-# section LINKS_TO the page its link points at, an acronym is an ALIAS_OF its long form.
+# section LINKS_TO the page its link points at, an acronym is an ALIAS_OF its long form, a role
+# title LEADS the unit it names ("Chief Marketing Officer" → "Marketing", ``kgrag.ingest.roles``).
 CO_OCCURS = "CO_OCCURS"
 PART_OF = "PART_OF"
 DEFINED_IN = "DEFINED_IN"
 ROW = "ROW"
 LINKS_TO = "LINKS_TO"
 ALIAS_OF = "ALIAS_OF"
+LEADS = "LEADS"
 
 
 @dataclass

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from kgrag.ingest.terms import TermExtractor, acronym_matches, looks_structured
-from kgrag.types import DEFINED_TERM, IDENTIFIER, ROW, SECTION, TABLE_ENTRY, TERM, Chunk
+from kgrag.types import DEFINED_TERM, IDENTIFIER, LEADS, ROW, SECTION, TABLE_ENTRY, TERM, Chunk
 
 REPO = Path(__file__).resolve().parent.parent
 HANDBOOK = REPO / "tests" / "fixtures" / "handbook" / "corpus.jsonl"
@@ -202,3 +202,64 @@ def test_a_link_to_a_page_read_in_an_earlier_call_becomes_a_relation(recognizer)
     [second] = extractor.extract_many([[beta]])
     assert "alpha guide" not in {e.key for e in second.entities}  # only the earlier call knows it
     assert ("usage", "alpha guide", LINKS_TO) in {(r.source_key, r.target_key, r.type) for r in second.relations}
+
+
+def test_a_role_title_names_the_unit_it_leads():
+    from kgrag.ingest.roles import RoleTitle, role_titles, unit_names
+
+    text = ("The Chief Information Security Officer (CISO), the Chief Financial Officer and the "
+            "Chief Executive Officer meet the VP of Global Channels, the Senior Director, Engineering "
+            "and the Head of Research and Development. The Chief of Staff takes notes.")
+    found = {r.title: r.units for r in role_titles(text)}
+    assert found == {
+        "Chief Information Security Officer": ("Information Security", "Security"),
+        "Chief Financial Officer": ("Financial", "Finance"),
+        "VP of Global Channels": ("Global Channels",),  # no "Channels" unit: only a Chief's words are
+        "Senior Director, Engineering": ("Engineering",),
+        "Head of Research and Development": ("Research and Development",),
+    }  # the CEO leads no unit its title names; "Chief of Staff" is no "Chief X Officer"
+    assert unit_names("Technical Writing") == ("Technical Writing", "Technics Writing", "Writing")
+    # A list of titles is not a unit: "Director, VP" leads nothing, "VP of Sales" leads Sales.
+    assert role_titles("the Director, VP of Sales") == [RoleTitle("VP of Sales", 14, 25, ("Sales",))]
+
+
+def test_a_role_title_leads_the_unit_of_the_same_knowledge_base_it_names(recognizer):
+    """"Chief Marketing Officer" LEADS "Marketing" when Marketing is an entity (here a division
+    table's entry, in another document read before); the most specific stored name wins
+    ("Information Security" is none, "Security" is), and a unit no entity names gives no edge."""
+    from kgrag.config import ExtractionSettings
+    from kgrag.ingest.extract import Extractor
+    from kgrag.lexicon.gazetteer import Gazetteer
+    from kgrag.types import LEADS
+
+    settings = ExtractionSettings()
+    extractor = Extractor(settings, Gazetteer(), recognizer,
+                          TermExtractor(settings.spacy_model, settings.terms, settings.structure))
+    divisions = _chunk("## Divisions\n\n| Division | Output |\n|---|---|\n| Marketing | Generate Pipeline |\n"
+                       "| Security | Enable trust |\n", "Structure > Divisions", doc="company/divisions.md#s000")
+    extractor.extract_many([[divisions]])
+    executives = _chunk("## Executives\n\nThe Chief Marketing Officer (CMO), the Chief Information Security "
+                        "Officer (CISO) and the Chief Revenue Officer (CRO) meet weekly.",
+                        "Leadership > Executives", doc="company/executives.md#s000")
+    [extraction] = extractor.extract_many([[executives]])
+    leads = {(r.source_key, r.target_key) for r in extraction.relations if r.type == LEADS}
+    assert leads == {("chief marketing officer", "marketing"), ("chief information security officer", "security")}
+    assert all(r.chunk_id == executives.id for r in extraction.relations if r.type == LEADS)
+    # The CRO's unit arrives later: the edge comes with it, evidenced by the unit's chunk.
+    revenue = _chunk("## Revenue\n\nThe revenue team closes the pipeline.", "Sales > Revenue", doc="sales/revenue.md#s000")
+    [arrival] = extractor.extract_many([[revenue]])
+    assert [(r.source_key, r.target_key, r.chunk_id) for r in arrival.relations if r.type == LEADS] == [
+        ("chief revenue officer", "revenue", revenue.id)]
+    [again] = extractor.extract_many([[_chunk("## Revenue review\n\nThe Revenue forecast.", "Sales > Review",
+                                               doc="sales/review.md#s000")]])
+    assert not [r for r in again.relations if r.type == LEADS]  # a role is given its unit once
+
+
+def test_the_executive_whose_title_names_a_division_leads_it_in_the_stored_graph(handbook_kb):
+    """No sentence of the fixture says who leads Marketing; the title "Chief Marketing Officer"
+    (the CMO, an alias the executives' section defines) does. The divisions' table comes after
+    the executives' section, so the role waited for its unit and the edge is evidenced by the
+    table; the walk from Marketing reaches the CMO over it."""
+    step = handbook_kb.graph.neighbors(["marketing"], 1, 50)["cmo"]
+    assert step.edges == [LEADS] and step.weights == [2.0]
+    assert handbook_kb.graph.relation_weight("cmo", "marketing") == 2.0  # no other edge between them

@@ -33,6 +33,7 @@ from itertools import combinations
 from typing import TYPE_CHECKING, TypeVar
 
 from kgrag.config import ExtractionSettings
+from kgrag.ingest.roles import LEADS_WEIGHT, AwaitedUnits
 from kgrag.lexicon.entity_rules import is_noise_name, parenthesised_alias_keys
 from kgrag.lexicon.gazetteer import Gazetteer, GazetteerMatch, matchable
 from kgrag.lexicon.normalize import normalize_alias
@@ -43,6 +44,7 @@ from kgrag.types import (
     ANY_CASE_TYPES,
     CO_OCCURS,
     CONCEPT,
+    LEADS,
     SECTION,
     TERM,
     TITLE,
@@ -54,9 +56,12 @@ from kgrag.types import (
 
 if TYPE_CHECKING:
     from kgrag.ingest.llm_extract import LLMExtractor
-    from kgrag.ingest.terms import DocumentTerms, TermExtractor
+    from kgrag.ingest.terms import DocumentTerms, Link, TermExtractor
 
 _TITLE_SPAN = -1  # span id of the title pseudo-mention
+# Entity types a role title may lead: an organisation's units are named by headings, table
+# entries, terms and titles, or NER's ORG; never a PERSON, a place or a date.
+_UNIT_TYPES = ANY_CASE_TYPES | {CONCEPT, TITLE, "ORG"}
 
 
 @dataclass
@@ -112,6 +117,7 @@ class Extractor:
         # Name and type of every entity this extractor created, so a later document that links
         # to it by alias reports the same name and type.
         self._known: dict[str, _EntityState] = {}
+        self._awaited = AwaitedUnits()  # role titles whose unit no entity named yet
 
     def extract(self, chunks: Sequence[Chunk]) -> Extraction:
         """Entities, mentions and relations of one document's searchable chunks."""
@@ -182,6 +188,7 @@ class Extractor:
                 titled.type = SECTION if SECTION_SEPARATOR in full_title else TITLE
         if doc_terms is not None and chunks:
             self._structure(doc_terms, list(separate), chunks[0].id, entities, mentions, relations)
+            self._units_arrived(entities, mentions, relations)
         self._learn(entities)
         return Extraction(
             entities=[Entity(key, s.name, s.type, list(s.aliases)) for key, s in sorted(entities.items())],
@@ -329,10 +336,49 @@ class Extractor:
                 if normalize_alias(form) not in {normalize_alias(state.name), *map(normalize_alias, state.aliases)}:
                     state.aliases.append(form)
         typed = [(a, b, ALIAS_OF, first_chunk, 3.0) for a, b in separate]
-        typed += [(self._key(x.source), self._key(x.target), x.type, x.chunk_id, x.weight) for x in doc_terms.links]
+        typed += [(self._key(x.source), self._key(x.target), x.type, x.chunk_id, x.weight)
+                  for x in doc_terms.links if x.type != LEADS]
         for a_key, b_key, kind, chunk_id, weight in typed:
             if a_key != b_key and self._stored(a_key, entities) and self._stored(b_key, entities):
                 relations.append(Relation(a_key, b_key, chunk_id, kind, weight))
+        self._leads([x for x in doc_terms.links if x.type == LEADS], entities, relations)
+
+    def _leads(self, links: Sequence[Link], entities: dict[str, _EntityState], relations: list[Relation]) -> None:
+        """A role title LEADS the first of its unit's names (``kgrag.ingest.roles``, most
+        specific first) that is a stored entity of an organisation's kind, not a person or a
+        place ("Head of Remote Darren M" leads no Darren M); a role whose unit no entity names
+        yet waits for one (``AwaitedUnits``), so the edge does not depend on document order."""
+        units_of: dict[tuple[str, str], list[str]] = {}  # (role key, chunk) → unit keys, best first
+        for link in links:
+            units_of.setdefault((self._key(link.source), link.chunk_id), []).append(self._key(link.target))
+        for (role, chunk_id), units in units_of.items():
+            if not self._stored(role, entities):
+                continue
+            units = [u for u in dict.fromkeys(units) if u != role]
+            unit = next((u for u in units if self._unit_like(u, entities)), None)
+            if unit is None:
+                self._awaited.wait(role, units)
+            else:
+                self._awaited.led(role)
+                relations.append(Relation(role, unit, chunk_id, LEADS, LEADS_WEIGHT))
+
+    def _units_arrived(self, entities: dict[str, _EntityState], mentions: list[Mention],
+                       relations: list[Relation]) -> None:
+        """This document's new entities that are the unit a role waited for: the role LEADS
+        it, evidenced by the chunk that first mentions the unit here."""
+        first_chunk: dict[str, str] = {}
+        for m in mentions:
+            first_chunk.setdefault(m.entity_key, m.chunk_id)
+        for key in entities:
+            if key in self._known or key not in first_chunk or not self._unit_like(key, entities):
+                continue
+            for role in self._awaited.arrived(key):
+                if role in self._known:
+                    relations.append(Relation(role, key, first_chunk[key], LEADS, LEADS_WEIGHT))
+
+    def _unit_like(self, key: str, entities: dict[str, _EntityState]) -> bool:
+        state = entities.get(key) or self._known.get(key)
+        return state is not None and state.type in _UNIT_TYPES
 
     def _stored(self, key: str, entities: dict[str, _EntityState]) -> bool:
         """Whether ``key`` is an entity of this document or one already known. Asked of both

@@ -20,8 +20,8 @@ and per document the structure: the section is PART_OF its parent section (title
 "Page > H2 > H3"), a defined term is DEFINED_IN its section, the entries of a table row are one
 ROW (a role and its channel, a division and its output), a Markdown/HTML link LINKS_TO the page
 it points at (resolved by path suffix among the pages seen, so site-absolute and relative
-links both resolve), and an acronym is an ALIAS_OF its long form when both were already
-separate entities.
+links both resolve), an acronym is an ALIAS_OF its long form when both were already
+separate entities, and a role title LEADS the unit it names (``kgrag.ingest.roles``).
 
 Encyclopedic prose (HotpotQA, MuSiQue, 2Wiki) is left to NER: with ``terms="auto"`` (the
 default) only documents that carry Markdown/HTML structure (headings, lists, tables, links,
@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+from kgrag.ingest.roles import LEADS_WEIGHT, role_titles
 from kgrag.lexicon.gazetteer import english_stop_words, matchable
 from kgrag.lexicon.normalize import normalize_alias
 from kgrag.lexicon.titles import section_path_parts
@@ -49,6 +50,7 @@ from kgrag.types import (
     DEFINED_IN,
     DEFINED_TERM,
     IDENTIFIER,
+    LEADS,
     LINKS_TO,
     PART_OF,
     ROW,
@@ -60,7 +62,7 @@ from kgrag.types import (
 
 # Relation weights: the walk passes w / (w + 1) of a score over an edge (``retrieve.paths``), so
 # an alias passes 75%, a table row 67%, one co-occurrence or a structural edge 50%, a link 33%.
-WEIGHTS = {ALIAS_OF: 3.0, ROW: 2.0, DEFINED_IN: 1.0, PART_OF: 1.0, LINKS_TO: 0.5}
+WEIGHTS = {ALIAS_OF: 3.0, ROW: 2.0, LEADS: LEADS_WEIGHT, DEFINED_IN: 1.0, PART_OF: 1.0, LINKS_TO: 0.5}
 MAX_PHRASE_WORDS = 5
 MAX_ENTRY_WORDS = 8
 MAX_CODE_CHARS = 40
@@ -262,9 +264,13 @@ class TermExtractor:
                 if s.type == "PROPN" or normalize_alias(s.text) in recurring:
                     spans.append(Span(s.text, TERM, s.start, s.end))
             spans.extend(Span(m.group(1), SECTION, m.start(1), m.end(1)) for m in _HEADING_LINE.finditer(chunk.text))
+            roles = role_titles(chunk.text)
+            spans.extend(Span(r.title, TERM, r.start, r.end) for r in roles)
             result.spans.append([c for s in spans if (c := _clean(s)) is not None])
             if self.structure:
                 result.links.extend(Link(a, b, ROW, chunk.id) for a, b in rows)
+                # Every name the unit may go by, best first: the extractor keeps the first stored.
+                result.links.extend(Link(r.title, unit, LEADS, chunk.id) for r in roles for unit in r.units)
                 if heading:
                     result.links.extend(Link(term, heading, DEFINED_IN, chunk.id) for term in defined
                                         if normalize_alias(term) != normalize_alias(heading))
