@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from kgrag.retrieve.understand import small_talk_reply, strip_filler, understand
+from kgrag.retrieve.understand import set_aside_concession, small_talk_reply, strip_filler, understand
 from kgrag.server.app import create_app
 
 LCA_NAMES = ("Lowest Common Ancestor", "LCA", "最近公共祖先", "最低公共祖先")
@@ -65,6 +65,50 @@ def test_exclusions_are_parsed_out_of_the_searched_text(question, topics, search
     assert u.search_text == searched
     for topic in topics:  # never a keyword to match
         assert topic not in u.keyword_text
+
+
+@pytest.mark.parametrize("question, aside", [
+    # A statement conceded first, then the question: the statement names what is not asked.
+    ("While the People Group is organized into departments like 'Talent and Engagement' and 'Total Rewards', "
+     "what is the distinct term for the process used for identifying future leaders?",
+     "While the People Group is organized into departments like 'Talent and Engagement' and 'Total Rewards'"),
+    ("Although every project grants permissions to its members through roles and groups, "
+     "which algorithm answers an LCA query in constant time?",
+     "Although every project grants permissions to its members through roles and groups"),
+    ("虽然公司有很多部门负责不同的业务，但是负责财务预算的是哪个部门？", "虽然公司有很多部门负责不同的业务，但是"),
+    # The scene of the question, not a concession: kept.
+    ("While traveling abroad for a customer visit next month, how do I submit my expenses?", None),
+    ("While on parental leave for three months in the summer, who approves my expenses?", None),
+    ("While I am away on parental leave for three months, who approves my team's expenses?", None),
+    ("While the office is closed, how do I get my mail?", None),  # too short to be a statement of its own
+    # The question points back into the clause: the clause names what is asked about.
+    ("Although the old billing API has been deprecated since version three, how do I configure it?", None),
+    # "Besides X, …" includes X (MuSiQue's bridge is in it): no concession.
+    ("Besides the continent of the river which the Tekeze River turns into, where did Germany have "
+     "imperial interests?", None),
+])
+def test_an_opening_concession_is_set_aside(question, aside):
+    u = understand(question)
+    if aside is None:
+        assert u.search_text == question and u.set_aside == []
+        return
+    rest = question[len(aside):].lstrip(" ,，")
+    searched = rest[0].upper() + rest[1:]
+    assert u.set_aside == [aside] and u.search_text == searched and u.keyword_text == searched
+    assert set_aside_concession(searched) == (searched, None)  # nothing left to set aside
+
+
+def test_a_conceded_topic_does_not_pull_the_search_to_it(demo_kb):
+    """The concession holds the permission guide's words (searched alone, it finds the guide
+    first); what is asked is about LCA, and LCA comes first."""
+    aside = "While every project grants permissions to its members through roles, groups and access levels"
+    clause_alone = demo_kb.retriever.retrieve(aside.removeprefix("While "), top_k=5)
+    assert "permission_guide" in clause_alone.hits[0].chunk.doc_id  # so the test can fail
+    result = demo_kb.retriever.retrieve(f"{aside}, what is the lowest common ancestor of two nodes in a rooted tree?",
+                                        top_k=5)
+    assert result.query.understanding.set_aside == [aside]
+    assert _about_lca(result.hits[0]), [h.chunk.doc_id for h in result.hits]
+    assert not any("permission_guide" in h.chunk.doc_id for h in result.hits[:3])
 
 
 def _about_lca(hit) -> bool:

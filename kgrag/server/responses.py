@@ -150,6 +150,9 @@ class UnderstandingTrace(_Open):
     keyword_text: str = Field(description="what BM25 and entity linking read (politeness and filler removed)")
     stripped: list[str] = Field(description="the filler removed, as written")
     exclusions: list[str] = Field(description="topics the question excludes")
+    set_aside: list[str] = Field(default_factory=list, description=(
+        "an opening concession ('While X is …, what …?', '虽然…但…') left out of the search: it states "
+        "what the answer is not (kgrag/retrieve/understand.py)"))
     constraints: list[ConstraintTrace] | None = Field(
         None, description="constraints on which documents to search read from the question (present only when "
                           "some were found), each applied or not with the reason (kgrag/retrieve/constraints.py)")
