@@ -263,3 +263,19 @@ def test_the_executive_whose_title_names_a_division_leads_it_in_the_stored_graph
     step = handbook_kb.graph.neighbors(["marketing"], 1, 50)["cmo"]
     assert step.edges == [LEADS] and step.weights == [2.0]
     assert handbook_kb.graph.relation_weight("cmo", "marketing") == 2.0  # no other edge between them
+
+
+def test_the_walk_ranks_the_reached_section_whose_table_has_the_asked_column_first(handbook_kb, monkeypatch):
+    from kgrag.retrieve import paths
+
+    # Demand Generation → (its row) CMO → the sections naming the CMO; the one whose table has
+    # a "Channel" column holds the answer.
+    q = "What is the channel of the executive who leads Demand Generation?"
+    channels = "communication/chat.md#s000"
+
+    def graph_ranking() -> list[str]:
+        return [h.chunk.doc_id for h in handbook_kb.retriever.retrieve(q, top_k=5, modes=("graph",)).hits]
+
+    assert graph_ranking()[0] == channels
+    monkeypatch.setattr(paths, "TABLE_WEIGHT", 0.0)
+    assert graph_ranking().index(channels) > 0
