@@ -45,6 +45,7 @@ from kgrag.lexicon.gazetteer import english_stop_words, matchable
 from kgrag.lexicon.normalize import normalize_alias
 from kgrag.lexicon.titles import section_path_parts
 from kgrag.models.ner import Span
+from kgrag.text.markdown_tables import SEPARATOR_CELL, TABLE_LINE, header_indices
 from kgrag.types import (
     ALIAS_OF,
     DEFINED_IN,
@@ -94,8 +95,6 @@ _IS_A = re.compile(
     r"(?:a|an|the|our|any|all)\b"
 )
 _BOLD_DEFINITION = re.compile(r"^\s*(?:[-*+]\s+)?\*\*([^*\n]{2,60}?):?\*\*\s*(?:[:–—-]\s+)?\S", re.M)
-_TABLE_LINE = re.compile(r"^[ \t]*\|(.*)\|[ \t]*$", re.M)
-_SEPARATOR_CELL = re.compile(r"^\s*:?-{2,}:?\s*$")
 _CELL_LINK = re.compile(r"\[([^\]\n]+)\]\([^)\n]*\)")
 _CELL_CODE = re.compile(r"`([^`\n]+)`")
 _LINK = re.compile(r"\[[^\]\n]*\]\(([^)\s]+)[^)]*\)|href=[\"']([^\"']+)[\"']")
@@ -326,12 +325,8 @@ class TermExtractor:
     def _table_rows(text: str, spans: list[Span], defined: list[str]) -> list[tuple[str, str]]:
         """Entries of each Markdown table row (spans added); returns (first entry, other entry)
         pairs. The row above a separator line is a header: its cells name columns, not things."""
-        lines = list(_TABLE_LINE.finditer(text))
-        headers = set()
-        for i, m in enumerate(lines):
-            cells = m.group(1).split("|")
-            if all(_SEPARATOR_CELL.match(c) for c in cells if c.strip()) and i > 0:
-                headers.add(i - 1)
+        lines = list(TABLE_LINE.finditer(text))
+        headers = header_indices(lines)
         pairs: list[tuple[str, str]] = []
         for i, m in enumerate(lines):
             if i in headers:
@@ -346,7 +341,7 @@ class TermExtractor:
                 if entry is not None:
                     entries.append(entry)
                 position += len(cell) + 1
-            if not entries or _SEPARATOR_CELL.match(m.group(1).split("|")[0]):
+            if not entries or SEPARATOR_CELL.match(m.group(1).split("|")[0]):
                 continue
             first = entries[0]
             if long_second and len(entries) == 1:

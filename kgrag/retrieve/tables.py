@@ -15,6 +15,7 @@ import functools
 import re
 
 from kgrag.retrieve.wording import LATIN_WORD, fold, inflection_found
+from kgrag.text.markdown_tables import header_cells
 
 # "What is the [name of the] [adjectives] NOUN of/for/…" and "Which [adjectives] NOUN is/should/…": the noun
 # right before the preposition or verb is what is asked for. The last such phrase counts ("The
@@ -29,7 +30,6 @@ _WHICH_NOUN = re.compile(
 # Nouns that ask for no column: a name or a term is any cell's, not one column's.
 _GENERIC = frozenset("name names term terms word words one ones thing things way ways kind type part "
                      "difference purpose reason meaning example number".split())
-_HEADER = re.compile(r"^[ \t]*\|(?P<cells>.+)\|[ \t]*\n[ \t]*\|(?:[ \t]*:?-{2,}:?[ \t]*\|)+[ \t]*$", re.MULTILINE)
 
 
 def asked_column(question: str) -> str | None:
@@ -50,6 +50,4 @@ def has_column(text: str, noun: str) -> bool:
 def header_words(text: str) -> frozenset[str]:
     """The folded words of every Markdown table header row in ``text`` (the row above a
     separator line). Kept for the last 4,096 texts: the walk reads the same sections again."""
-    if "|" not in text:
-        return frozenset()
-    return frozenset(w for m in _HEADER.finditer(text) for w in LATIN_WORD.findall(fold(m.group("cells"))))
+    return frozenset(w for cell in header_cells(text) for w in LATIN_WORD.findall(fold(cell)))
