@@ -279,3 +279,34 @@ def test_the_walk_ranks_the_reached_section_whose_table_has_the_asked_column_fir
     assert graph_ranking()[0] == channels
     monkeypatch.setattr(paths, "TABLE_WEIGHT", 0.0)
     assert graph_ranking().index(channels) > 0
+
+
+def test_a_unit_ingested_in_a_later_run_is_led_as_in_one_clean_run(tmp_path, embedder, recognizer):
+    """A role stored by an earlier run (or before a crash) waits for its unit in the next run:
+    the relation, and the chunk evidencing it, are those of one clean run over both files."""
+    from kgrag.components import Components
+    from kgrag.config import Settings
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    executives = docs / "executives.md"
+    executives.write_text("# Leadership\n\n## Executives\n\nThe Chief Revenue Officer (CRO) meets the board weekly.\n")
+    revenue = docs / "revenue.md"
+    revenue.write_text("# Revenue\n\n## Pipeline\n\n- The revenue team closes the pipeline.\n- It reports weekly.\n")
+
+    def leads(comps) -> set[tuple[str, str]]:
+        return {(key, step.nodes[0]) for key, step in comps.graph.neighbors(["revenue"], 1, 50).items()
+                if step.edges == [LEADS]}
+
+    clean = Components(Settings(data_dir=tmp_path / "clean"), embedder=embedder, recognizer=recognizer)
+    assert not clean.ingest_job().run([executives, revenue], progress=False).failed
+    expected = leads(clean)
+    assert expected == {("chief revenue officer", "revenue")}, expected
+    clean.close()
+
+    later = Components(Settings(data_dir=tmp_path / "later"), embedder=embedder, recognizer=recognizer)
+    assert not later.ingest_job().run([executives], progress=False).failed
+    assert not leads(later)  # no unit yet
+    assert not later.ingest_job().run([revenue], progress=False).failed  # a new run, a new extractor
+    assert leads(later) == expected
+    later.close()

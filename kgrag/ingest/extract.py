@@ -33,7 +33,7 @@ from itertools import combinations
 from typing import TYPE_CHECKING, TypeVar
 
 from kgrag.config import ExtractionSettings
-from kgrag.ingest.roles import LEADS_WEIGHT, AwaitedUnits
+from kgrag.ingest.roles import LEADS_WEIGHT, AwaitedUnits, stored_role_units
 from kgrag.lexicon.entity_rules import is_noise_name, parenthesised_alias_keys
 from kgrag.lexicon.gazetteer import Gazetteer, GazetteerMatch, matchable
 from kgrag.lexicon.normalize import normalize_alias
@@ -118,6 +118,9 @@ class Extractor:
         # to it by alias reports the same name and type.
         self._known: dict[str, _EntityState] = {}
         self._awaited = AwaitedUnits()  # role titles whose unit no entity named yet
+        self._stored_roles: set[str] = set()  # such roles stored by earlier runs
+        if terms is not None and terms.structure:
+            self._await_stored_units()
 
     def extract(self, chunks: Sequence[Chunk]) -> Extraction:
         """Entities, mentions and relations of one document's searchable chunks."""
@@ -362,6 +365,15 @@ class Extractor:
                 self._awaited.led(role)
                 relations.append(Relation(role, unit, chunk_id, LEADS, LEADS_WEIGHT))
 
+    def _await_stored_units(self) -> None:
+        """Roles of earlier runs whose unit is no entity yet wait for it here too."""
+        for alias, keys in list(self.gazetteer.items()):
+            units = stored_role_units(alias)
+            if units and not any(self.gazetteer.lookup(u) for u in units):
+                for key in keys:
+                    self._stored_roles.add(key)
+                    self._awaited.wait(key, [normalize_alias(u) for u in units])
+
     def _units_arrived(self, entities: dict[str, _EntityState], mentions: list[Mention],
                        relations: list[Relation]) -> None:
         """This document's new entities that are the unit a role waited for: the role LEADS
@@ -373,7 +385,7 @@ class Extractor:
             if key in self._known or key not in first_chunk or not self._unit_like(key, entities):
                 continue
             for role in self._awaited.arrived(key):
-                if role in self._known:
+                if role in self._known or role in self._stored_roles:
                     relations.append(Relation(role, key, first_chunk[key], LEADS, LEADS_WEIGHT))
 
     def _unit_like(self, key: str, entities: dict[str, _EntityState]) -> bool:

@@ -28,6 +28,13 @@ _HEAD_OF = re.compile(
     rf"(?:\s+of\s+|,\s+)({_UNIT})")
 # Units a title names by a word that is no unit of its own ("Chief Executive Officer").
 _NOT_UNITS = frozenset({"executive", "operating", "staff", "people manager"})
+_CONNECTORS = frozenset({"and", "&", "of", "the", "for"})
+# The same titles as a stored entity's normalized name spells them (lower case, no commas).
+_STORED_CHIEF = re.compile(r"^chief ((?:\S+ ){0,2}\S+) officer$")
+_STORED_HEAD_OF = re.compile(
+    r"^(?:senior vice president|executive vice president|vice president|svp|evp|vp|head|senior director|director)"
+    r" of ((?:\S+ ){0,3}\S+)$")
+_STORED_STARTS = ("chief ", "senior ", "executive ", "vice ", "svp ", "evp ", "vp ", "head ", "director ")
 # Adjective → the noun a unit is named by ("Chief Financial Officer" leads Finance).
 _ADJECTIVE_ENDINGS = (("ial", "e"), ("ical", "ics"))
 
@@ -63,13 +70,25 @@ def unit_names(words: str, tails: bool = True) -> tuple[str, ...]:
     names: list[str] = []
     for i in range(len(parts) if tails else 1):
         tail = parts[i:]
-        if not tail[0][:1].isupper():
+        if tail[0].casefold() in _CONNECTORS:
             continue  # "Research and Development": no unit is called "and Development"
         names.append(" ".join(tail))
         nouns = [_noun(w) for w in tail]
         if nouns != tail:
             names.append(" ".join(nouns))
     return tuple(dict.fromkeys(n for n in names if n.casefold() not in _NOT_UNITS))
+
+
+def stored_role_units(alias: str) -> tuple[str, ...]:
+    """The names of the unit a stored entity's normalized name ("chief marketing officer",
+    "vp of global channels") leads, best first; () for a name that is no role title."""
+    if not alias.startswith(_STORED_STARTS):
+        return ()
+    m = _STORED_CHIEF.match(alias)
+    if m is not None:
+        return unit_names(m.group(1), tails=True)
+    m = _STORED_HEAD_OF.match(alias)
+    return unit_names(m.group(1), tails=False) if m is not None else ()
 
 
 def _noun(word: str) -> str:
@@ -84,7 +103,9 @@ class AwaitedUnits:
     """Roles whose unit no entity named yet, kept until one does: documents arrive in any order
     (on ``handbook_dev102`` the executives' section comes before the divisions' table), and the
     relation must not depend on it. ``wait`` a role on its unit's names; ``arrived`` returns the
-    roles a new entity is the unit of, each role once."""
+    roles a new entity is the unit of, each role once. An extractor starts waiting for the units
+    of the roles stored by earlier runs (``stored_role_units``), so a unit ingested in a later
+    run — or in the re-run after a crash — is led as in one clean run."""
 
     def __init__(self) -> None:
         self._by_unit: dict[str, list[str]] = {}  # unit key → role keys waiting for it

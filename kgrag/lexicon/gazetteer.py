@@ -129,6 +129,10 @@ class Gazetteer:
     def __contains__(self, alias: str) -> bool:
         return normalize_alias(alias) in self._keys
 
+    def items(self) -> Iterable[tuple[str, list[str]]]:
+        """(normalized alias, entity keys) pairs."""
+        return self._keys.items()
+
     def add(self, alias: str, entity_key: str, any_case: bool = False) -> None:
         """Register a surface form of an entity (normalized here). ``any_case``: also match it
         written in lower case (curated terms); see the module docstring."""
