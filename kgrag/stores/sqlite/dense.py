@@ -118,7 +118,10 @@ class DenseMatrix:
         """This matrix's projections with ``more``'s rows projected onto the same directions
         (those the rows have outgrown are left out: fitted again at the next search)."""
         out = {}
+        added = sum(len(p) for p in more)
         for starts, projection in self._projections.items():
+            if projection.outgrown(added):
+                continue  # not worth gathering the new rows' blocks
             grown = projection.extended([np.concatenate([
                 p.blocks[s] if s in p.blocks else np.zeros((len(p), min(BLOCK, self.dim - s)), dtype=np.float32)
                 for p in more]) for s in starts])

@@ -61,11 +61,14 @@ class Projection:
         basis = np.ascontiguousarray(vectors[:, keep], dtype=np.float32)
         return Projection(basis, _project(blocks, basis), n)
 
+    def outgrown(self, added: int) -> bool:
+        """Whether ``added`` more rows reach ``REFIT_GROWTH`` × the rows it was fitted on."""
+        return len(self.rows) + added >= REFIT_GROWTH * self.fitted
+
     def extended(self, more: list[np.ndarray]) -> Projection | None:
         """This projection with the rows of ``more`` (blocks of the same columns) projected onto
-        the same directions; None once the rows reach ``REFIT_GROWTH`` × those it was fitted on
-        (the caller fits again)."""
-        if len(self.rows) + len(more[0]) >= REFIT_GROWTH * self.fitted:
+        the same directions; None once ``outgrown`` (the caller fits again)."""
+        if self.outgrown(len(more[0])):
             return None
         return Projection(self.basis, np.concatenate([self.rows, _project(more, self.basis)]), self.fitted)
 
