@@ -78,6 +78,7 @@ def test_exclusions_are_parsed_out_of_the_searched_text(question, topics, search
     # The question does not say its answer is something else: the clause may be its topic.
     ("While the Security team reviews access requests within two business days normally, how long does an "
      "urgent request take?", None),
+    ("While the runner is registered with the instance and shows as online, why is my pipeline not starting?", None),
     ("虽然公司有很多部门负责不同的业务，但是负责财务预算的是哪个部门？", "虽然公司有很多部门负责不同的业务，但是"),
     # The scene of the question, not a concession: kept.
     ("While traveling abroad for a customer visit next month, how do I submit my expenses?", None),

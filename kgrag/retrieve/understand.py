@@ -93,8 +93,11 @@ _BACK_REFERENCE_EN = re.compile(r"\b(?:it|its|they|them|their|he|him|his|she|her
 # ... and the question says its answer is something else ("the distinct term …, not a
 # department", "the different term …"): without that, the clause may be the question's topic
 # ("While the Security team reviews access requests in two days, how long does an urgent one take?").
-_CONTRAST_EN = re.compile(r"\b(?:not|no longer|different|distinct|other|instead|rather than|unlike|except)\b",
-                          re.IGNORECASE)
+# A bare "not" is no such sign: "While the runner shows as online, why is my pipeline not
+# starting?" asks about the clause's situation.
+_CONTRAST_EN = re.compile(
+    r"\b(?:different|distinct|other|instead|rather than|unlike|except|no longer|not (?:a|an|the|part of|one of))\b",
+    re.IGNORECASE)
 _CONCESSION_ZH = re.compile(r"^(?:虽然|尽管|虽说)(?P<clause>[^，,。？?]+)[，,]\s*(?:但是|但|可是|却)")
 # Articles and quotes around an excluded topic are not part of it.
 _TOPIC_EDGES = re.compile(r"^(?:the|a|an|any|anything about|those about|ones about)\s+|[\"'“”‘’「」《》]", re.IGNORECASE)
