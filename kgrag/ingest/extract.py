@@ -118,7 +118,6 @@ class Extractor:
         # to it by alias reports the same name and type.
         self._known: dict[str, _EntityState] = {}
         self._awaited = AwaitedUnits()  # role titles whose unit no entity named yet
-        self._stored_roles: set[str] = set()  # such roles stored by earlier runs
         if terms is not None and terms.structure:
             self._await_stored_units()
 
@@ -371,22 +370,23 @@ class Extractor:
             units = stored_role_units(alias)
             if units and not any(self.gazetteer.lookup(u) for u in units):
                 for key in keys:
-                    self._stored_roles.add(key)
                     self._awaited.wait(key, [normalize_alias(u) for u in units])
 
     def _units_arrived(self, entities: dict[str, _EntityState], mentions: list[Mention],
                        relations: list[Relation]) -> None:
         """This document's new entities that are the unit a role waited for: the role LEADS
-        it, evidenced by the chunk that first mentions the unit here."""
+        it, evidenced by the chunk that first mentions the unit here. A waiting role is always
+        stored: one of an earlier document of this run (``_known``) or of an earlier run."""
+        if not self._awaited:
+            return  # the usual case (prose has no role titles): no work per document
         first_chunk: dict[str, str] = {}
         for m in mentions:
             first_chunk.setdefault(m.entity_key, m.chunk_id)
         for key in entities:
             if key in self._known or key not in first_chunk or not self._unit_like(key, entities):
                 continue
-            for role in self._awaited.arrived(key):
-                if role in self._known or role in self._stored_roles:
-                    relations.append(Relation(role, key, first_chunk[key], LEADS, LEADS_WEIGHT))
+            relations.extend(Relation(role, key, first_chunk[key], LEADS, LEADS_WEIGHT)
+                             for role in self._awaited.arrived(key))
 
     def _unit_like(self, key: str, entities: dict[str, _EntityState]) -> bool:
         state = entities.get(key) or self._known.get(key)

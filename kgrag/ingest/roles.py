@@ -23,18 +23,19 @@ LEADS_WEIGHT = 2.0
 _UNIT_WORD = r"(?!(?:Chief|Head|Director|Senior|Vice|VP|SVP|EVP|Manager|Officer)\b)[A-Z][\w&'’-]*"
 _UNIT = rf"{_UNIT_WORD}(?:\s+(?:and\s+|&\s+)?{_UNIT_WORD}){{0,3}}"
 _CHIEF = re.compile(rf"\bChief\s+({_UNIT_WORD}(?:\s+{_UNIT_WORD}){{0,2}}?)\s+Officer\b")
-_HEAD_OF = re.compile(
-    rf"\b(?:(?:Senior\s+|Executive\s+)?Vice\s+President|S?VP|EVP|Head|(?:Senior\s+)?Director)"
-    rf"(?:\s+of\s+|,\s+)({_UNIT})")
+# Titles that head a unit "of" it, longest first; both the running-text and the stored-name
+# patterns below are built from this one list.
+_HEADS = ("Senior Vice President", "Executive Vice President", "Vice President", "SVP", "EVP", "VP", "Head",
+          "Senior Director", "Director")
+_HEAD_WORDS = "|".join(r"\s+".join(h.split()) for h in _HEADS)
+_HEAD_OF = re.compile(rf"\b(?:{_HEAD_WORDS})(?:\s+of\s+|,\s+)({_UNIT})")
 # Units a title names by a word that is no unit of its own ("Chief Executive Officer").
 _NOT_UNITS = frozenset({"executive", "operating", "staff", "people manager"})
 _CONNECTORS = frozenset({"and", "&", "of", "the", "for"})
 # The same titles as a stored entity's normalized name spells them (lower case, no commas).
 _STORED_CHIEF = re.compile(r"^chief ((?:\S+ ){0,2}\S+) officer$")
-_STORED_HEAD_OF = re.compile(
-    r"^(?:senior vice president|executive vice president|vice president|svp|evp|vp|head|senior director|director)"
-    r" of ((?:\S+ ){0,3}\S+)$")
-_STORED_STARTS = ("chief ", "senior ", "executive ", "vice ", "svp ", "evp ", "vp ", "head ", "director ")
+_STORED_HEAD_OF = re.compile(rf"^(?:{'|'.join(h.lower() for h in _HEADS)}) of ((?:\S+ ){{0,3}}\S+)$")
+_STORED_STARTS = tuple(sorted({"chief ", *(f"{h.lower().split()[0]} " for h in _HEADS)}))
 # Adjective → the noun a unit is named by ("Chief Financial Officer" leads Finance).
 _ADJECTIVE_ENDINGS = (("ial", "e"), ("ical", "ics"))
 
@@ -118,6 +119,10 @@ class AwaitedUnits:
             waiting = self._by_unit.setdefault(key, [])
             if role_key not in waiting:
                 waiting.append(role_key)
+
+    def __bool__(self) -> bool:
+        """Whether any role waits."""
+        return bool(self._by_unit)
 
     def led(self, role_key: str) -> None:
         """``role_key`` was related to a stored unit: it waits no more."""
