@@ -4,6 +4,8 @@ subject."""
 
 from __future__ import annotations
 
+import copy
+
 import pytest
 
 from kgrag.retrieve.pipeline import RetrievalError
@@ -50,6 +52,37 @@ def test_two_hop_question_is_bridged_by_the_graph(kb):
     graph_only = kb.retriever.retrieve(q, top_k=5, modes=("graph",))
     assert _rank_of(graph_only, "person-maret-kuusik") in (1, 2)
     assert "Glass Harbor" not in hit.chunk.text
+
+
+def _graph_ranking(result):
+    return [(h.id, round(h.score, 9)) for h in result.hits], result.evidence, result.support
+
+
+def test_question_walk_beside_bm25_gives_the_one_search_result(kb):
+    """The pipeline walks from the question's entities while BM25 runs and then only from the
+    feedback seeds BM25's best hit gives (``GraphWalkPath.walk_question``): the graph path's
+    hits, evidence and seed support are those of one search over the finished query, and a walk
+    from other seeds is never reused."""
+    graph = kb.retriever.graph_path
+    questions = ["In which city was the director of Glass Harbor born?", "How is the LCA computed?",
+                 "Which manuscripts are known as the Books of Clanranald?"]
+    queries = [kb.retriever.retrieve(q, top_k=5, iterate=False).query for q in questions]
+    assert queries[0].feedback and queries[0].linked  # both walks run for the two-hop question
+    for query in queries:
+        walked = graph.walk_question(query)
+        assert walked is not None and walked.paths
+        two_stage = graph.search(query, 20, walked)
+        assert _graph_ranking(two_stage) == _graph_ranking(graph.search(query, 20))
+        assert two_stage.question_walk is walked  # what a later round reuses
+    # A later round: the same question entities, more feedback seeds; the first round's walk reused.
+    round_query = copy.copy(queries[0])
+    round_query.feedback = [*queries[0].feedback, "lowest common ancestor"]
+    first = graph.search(queries[0], 20)
+    assert _graph_ranking(graph.search(round_query, 20, first.question_walk)) == _graph_ranking(graph.search(round_query, 20))
+    # A walk from another question's seeds is walked again, not reused.
+    stale = graph.walk_question(queries[1])
+    assert _graph_ranking(graph.search(queries[0], 20, stale)) == _graph_ranking(graph.search(queries[0], 20))
+    assert _graph_ranking(graph.search(queries[0], 20)) != _graph_ranking(graph.search(queries[1], 20))
 
 
 def test_alias_question_finds_the_chinese_chunk(kb):

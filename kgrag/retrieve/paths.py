@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -141,19 +142,42 @@ class GraphWalkPath:
         self.hops = hops
         self.max_entities = max_entities
 
-    def search(self, query: Query, k: int) -> PathResult:
+    def walk_question(self, query: Query) -> SeedWalk | None:
+        """The walk from the question's own entities (linked and described): the part of
+        ``search`` that needs no feedback seeds. The pipeline runs it while BM25 searches, since
+        the feedback seeds come from BM25's best hit and SQLite's FTS releases the GIL the walk
+        holds; ``search(query, k, walked)`` then walks only the feedback seeds and returns what
+        ``search(query, k)`` alone returns. None: the question has no entity to walk from."""
+        t = time.perf_counter()
+        seeds = tuple(_question_confidence(query))
+        if not seeds:
+            return None
+        n = max(1, self.corpus_size())
+        paths, df = self._walk(list(seeds), n, self.hops, self.max_entities)
+        return SeedWalk(seeds, n, paths, df, _ms(t))
+
+    def search(self, query: Query, k: int, walked: SeedWalk | None = None) -> PathResult:
+        """``walked``: ``walk_question(query)`` run before — beside BM25, or in an earlier round
+        of the same question (used when its seeds are still the question's; its time is the
+        caller's to count)."""
         t = time.perf_counter()
         if not query.linked and not query.described and not query.feedback:
             return PathResult(self.name, [], ms=_ms(t))
-        confidence: dict[str, float] = {}
-        for le in [*query.linked, *query.described]:  # described: kgrag.retrieve.describe
-            confidence[le.key] = max(confidence.get(le.key, 0.0), le.score)
-        question = list(confidence)
+        confidence = _question_confidence(query)
+        question = tuple(confidence)
         feedback = [key for key in dict.fromkeys(query.feedback) if key not in confidence]
         confidence.update((key, FEEDBACK_CONFIDENCE) for key in feedback)
-        n = max(1, self.corpus_size())
-        # Feedback seeds sit one hop from the question already: their walk is a hop shorter.
-        routes = self._routes([(question, self.hops), (feedback, max(0, self.hops - 1))], confidence, n)
+        if walked is None or walked.seeds != question:
+            walked = self.walk_question(query)
+        n = walked.n if walked is not None else max(1, self.corpus_size())
+        walks = [walked] if walked is not None else []
+        if feedback:
+            # Feedback seeds sit one hop from the question already: their walk is a hop shorter,
+            # with half the budget when the question's walk reached anything (``_routes``).
+            budget = self.max_entities // 2 if walked is not None and walked.paths else self.max_entities
+            paths, df = self._walk(feedback, n, max(0, self.hops - 1), budget)
+            walks.append(SeedWalk(tuple(feedback), n, paths, df))
+        routes = self._routes(walks, confidence)
         reached = Reached.collect(self.graph.mentions_of(list(routes), MENTIONS_PER_ENTITY), routes)
         # Titles are read for the strongest candidates only (reading thousands costs more than
         # the whole walk); the bonus can at most triple a chunk's score.
@@ -178,10 +202,9 @@ class GraphWalkPath:
         ranked = [ScoredId(reached.chunk_ids[i], float(scores[i])) for i in top_rows(scores, k, reached.chunk_ids)]
         ids = [hit.id for hit in ranked]
         kept = self._evidence(query, reached.evidence(gain, ids), ids)
-        return PathResult(self.name, ranked, kept, ms=_ms(t), support=support)
+        return PathResult(self.name, ranked, kept, ms=_ms(t), support=support, question_walk=walked)
 
-    def _routes(self, seed_groups: list[tuple[list[str], int]], confidence: dict[str, float],
-                n: int) -> dict[str, list[tuple[float, GraphPath]]]:
+    def _routes(self, walks: list[SeedWalk], confidence: dict[str, float]) -> dict[str, list[tuple[float, GraphPath]]]:
         """entity → its (weight, path) routes, the best first: one per seed group that reached
         it. Each group walks with its own entity budget, so the question's own entities keep
         their neighbourhoods even when feedback seeds (a long passage's every name) would fill
@@ -195,22 +218,16 @@ class GraphWalkPath:
         graph path's time back near one shared walk's (hotpot, 200 questions: p50 12.5 ms vs
         11.5 before this change and 15–16 with two full budgets)."""
         routes: dict[str, list[tuple[float, GraphPath]]] = {}
-        reached = 0
-        for seeds, hops in seed_groups:
-            if not seeds:
-                continue
-            budget = self.max_entities if not reached else self.max_entities // 2
-            paths, df = self._walk(seeds, n, hops, budget)
-            reached += len(paths)
-            for key, path in paths.items():
-                count = df.get(key, 0)
+        for walk in walks:
+            for key, path in walk.paths.items():
+                count = walk.df.get(key, 0)
                 if not count:
                     continue
                 # Too general entities are not followed, but one the question names stays (with
                 # its low specificity) so "What is in the United States?" still finds something.
-                if path.hops and count > MAX_ENTITY_DF * n:
+                if path.hops and count > MAX_ENTITY_DF * walk.n:
                     continue
-                specificity = math.log1p(n / count) / math.log1p(n)
+                specificity = math.log1p(walk.n / count) / math.log1p(walk.n)
                 routes.setdefault(key, []).append(
                     (confidence[path.nodes[0]] * _path_factor(path) * specificity, path))
         for options in routes.values():
@@ -288,6 +305,28 @@ class GraphWalkPath:
             for cid in by_alias.get(alias, ()):
                 homes.setdefault(cid, set()).update(keys)
         return homes
+
+
+@dataclass(frozen=True)
+class SeedWalk:
+    """One seed group walked (``GraphWalkPath._walk``): its seeds, the corpus size the walk
+    judged entities' specificity by, the paths it reached, their entities' chunk counts, and
+    the milliseconds it took."""
+
+    seeds: tuple[str, ...]
+    n: int
+    paths: dict[str, GraphPath]
+    df: dict[str, int]
+    ms: float = 0.0
+
+
+def _question_confidence(query: Query) -> dict[str, float]:
+    """The question's own seeds (linked, then described: ``kgrag.retrieve.describe``) with the
+    confidence of their link, the best when an entity is both."""
+    confidence: dict[str, float] = {}
+    for le in [*query.linked, *query.described]:
+        confidence[le.key] = max(confidence.get(le.key, 0.0), le.score)
+    return confidence
 
 
 def _path_factor(path: GraphPath) -> float:

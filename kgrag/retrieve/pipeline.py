@@ -77,13 +77,14 @@ class Retriever:
             graph.chunk_entities, lambda ids: [c.text for c in chunk_index.get(ids)], lambda: self.settings.iterate_hits,
             lambda: self.settings.iterate_max_seeds)
         self.driver: IterationDriver = driver or self.entity_driver
+        self.graph_path = GraphWalkPath(
+            graph, lambda: chunk_index.count(searchable_only=True), hops=settings.hops,
+            read_chunks=lambda ids: {c.id: (c.title, c.text) for c in chunk_index.get(ids)},
+        )
         self.paths: dict[str, RetrievalPath] = {
             "dense": _dense_path(chunk_index, embedder),
             "bm25": KeywordPath(chunk_index),
-            "graph": GraphWalkPath(
-                graph, lambda: chunk_index.count(searchable_only=True), hops=settings.hops,
-                read_chunks=lambda ids: {c.id: (c.title, c.text) for c in chunk_index.get(ids)},
-            ),
+            "graph": self.graph_path,
         }
         self._pool: ThreadPoolExecutor | None = None
         self._pool_pid = 0
@@ -247,18 +248,27 @@ class Retriever:
             if query.exclusion is not None:  # an excluded topic's entity is never a seed
                 query.linked = [le for le in query.linked if le.key not in query.exclusion.entities]
             query.expansions = self.linker.expansions(query.linked) if "bm25" in modes else []
+        if "bm25" in modes:  # BM25 needs the expansions only: it runs while the walk's seeds are found
+            futures["bm25"] = self.pool.submit(self.paths["bm25"].search, query, s.candidates)
         if "graph" in modes and s.described_entities:
             excluded = query.exclusion.entities if query.exclusion is not None else set()
             query.described = [le for le in self.linker.described(query.keyword_text, query.linked)
                                if le.key not in excluded]
         timings["link"] = _ms(t)
-        if "bm25" in modes:
-            futures["bm25"] = self.pool.submit(self.paths["bm25"].search, query, s.candidates)
+        done: dict[str, PathResult] = {}
         if "graph" in modes:
             if s.feedback_chunks and "bm25" in modes:
+                # The graph takes its feedback seeds from BM25's best hit, so it waits for BM25;
+                # the walk from the question's own entities needs none and runs here meanwhile
+                # (the walk holds the GIL, SQLite's FTS does not). Same result as one search.
+                walked = self.graph_path.walk_question(query)
                 query.feedback = self._feedback(query, futures["bm25"].result())
-            futures["graph"] = self.pool.submit(self.paths["graph"].search, query, s.candidates)
-        results: list[PathResult] = [futures[name].result() for name in modes]
+                graph = self.graph_path.search(query, s.candidates, walked)
+                graph.ms = round(graph.ms + (walked.ms if walked is not None else 0.0), 2)
+                done["graph"] = graph
+            else:
+                futures["graph"] = self.pool.submit(self.graph_path.search, query, s.candidates)
+        results: list[PathResult] = [done[name] if name in done else futures[name].result() for name in modes]
         results = self._exclude(query, results)
         for result in results:
             timings[result.name] = result.ms
@@ -280,7 +290,9 @@ class Retriever:
                 dense_query.question = plan.dense_text
                 others = [("dense", dense_query)]
             futures = [self.pool.submit(self.paths[m].search, q, s.candidates) for m, q in others]
-            added = [self.paths["graph"].search(round_query, s.candidates), *(f.result() for f in futures)]
+            # The round's question entities are the first round's: their walk is reused.
+            walked = next((r.question_walk for r in results if r.name == "graph"), None)
+            added = [self.graph_path.search(round_query, s.candidates, walked), *(f.result() for f in futures)]
             for r in added:
                 r.name = f"{r.name}@{number}"
             return self._exclude(query, added)

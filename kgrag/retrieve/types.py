@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from kgrag.retrieve.exclude import Exclusion
     from kgrag.retrieve.followup import Completion
     from kgrag.retrieve.iterate import Iteration
+    from kgrag.retrieve.paths import SeedWalk
     from kgrag.retrieve.rewrite import Rewriting
     from kgrag.retrieve.understand import Understanding
 
@@ -87,6 +88,9 @@ class PathResult:
     # Graph path only: page chunk id → seed → that seed's best route to the entity the page is
     # about (only chunks whose title names an entity the walk reached).
     support: dict[str, dict[str, SeedSupport]] = field(default_factory=dict)
+    # Graph path only: the walk from the question's own entities, which a later round of the
+    # same question walks again unchanged (kgrag.retrieve.paths.GraphWalkPath.walk_question).
+    question_walk: SeedWalk | None = None
     # False for a list searched with an LLM's rewrite: it votes in fusion, but its first hit is
     # not kept in the fused head (fusion.keep_path_heads).
     keep_head: bool = True
