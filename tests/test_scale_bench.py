@@ -7,6 +7,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from kgrag.lexicon.scripts import is_mainly_han
 from tests.conftest import REPO, bench_path
 
@@ -65,3 +67,20 @@ def test_scale_benchmark_grows_one_english_knowledge_base(tmp_path):
                             cwd=REPO, capture_output=True, text=True, timeout=300)
     assert recall.returncode == 0, recall.stderr[-3000:]
     assert "3 questions" in recall.stdout and "recall@10: 100.00 %" in recall.stdout, recall.stdout
+
+
+def test_ingest_benchmark_reports_its_ratio_and_the_floor_of_these_cores():
+    """``benchmarks/ingest.py`` (the README's ingest ratio) on 60 HotpotQA passages: the stages,
+    the embedding-only time, and the CPU-bound floor of the ratio on this machine's cores, which
+    counts the NER worker processes' CPU too (so it is at least the in-process stages' share)."""
+    proc = subprocess.run(
+        [sys.executable, "benchmarks/ingest.py", str(bench_path("hotpotqa_dev500", "corpus.jsonl")), "--limit", "60"],
+        cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = json.loads(proc.stdout)
+    assert out["documents"]["new"] == 60 and out["chunks"] >= 60
+    assert {"embed", "extract", "write"} <= out["stages_s"].keys()
+    assert out["embed_only_s"] > 0 and out["cpu_s"]["embed_only"] > 0
+    assert out["cpu_s"]["ingest"] > out["cpu_s"]["embed_only"]  # the ingest embeds the same texts and more
+    floor = out["cpu_s"]["ingest"] / out["cores"] / out["embed_only_s"]
+    assert out["ratio_floor_on_these_cores"] == pytest.approx(floor, abs=0.01)  # from the unrounded seconds
