@@ -254,6 +254,27 @@ def test_kept_mention_counts_and_top_mentions_follow_every_write(tmp_path):
     reader.close()
 
 
+def test_kept_alias_lookups_follow_every_write(tmp_path):
+    """Alias lookups are kept between questions (the walk looks up the same section titles
+    again and again); a new alias from another connection's commit, an alias of this store's
+    own write, and a deleted entity's aliases must show at once, absent aliases never."""
+    path = tmp_path / "g.sqlite"
+    reader, writer = SqliteGraphStore(path), SqliteGraphStore(path)
+    doc = Document(id="d", source="d.txt", hash="h")
+    writer.write_document(doc, _chunks("d", ["one"]), [Entity(key="lca", name="LCA")], [Mention("lca", "d#0")], [])
+    assert reader.lookup_aliases(["lca", "lowest common ancestor"]) == {"lca": ["lca"]}
+    writer.upsert_entities([Entity(key="lca", name="LCA", aliases=["Lowest Common Ancestor"])])
+    assert reader.lookup_aliases(["lca", "lowest common ancestor"]) == {
+        "lca": ["lca"], "lowest common ancestor": ["lca"]}  # another connection's commit
+    reader.upsert_entities([Entity(key="tree", name="Lowest Common Ancestor")])  # this store's own write
+    assert reader.lookup_aliases(["lowest common ancestor"]) == {"lowest common ancestor": ["lca", "tree"]}
+    writer.delete_document("d")  # the extracted entity goes with its document; the curated ones stay
+    assert reader.lookup_aliases(["lca", "lowest common ancestor"]) == writer.lookup_aliases(
+        ["lca", "lowest common ancestor"])
+    writer.close()
+    reader.close()
+
+
 def test_co_occurs_is_one_undirected_edge_but_typed_relations_keep_direction(graph):
     doc, chunks = _graph_doc("d")
     graph.write_document(

@@ -174,7 +174,11 @@ def held_share(words: set[str], text: str) -> float:
     if not words:
         return 0.0
     folded, seen = folded_words(text)
-    return sum(1 for w in words if (w in folded if has_han(w) else inflection_found(w, seen))) / len(words)
+    held = 0
+    for w in words:
+        if w in folded if has_han(w) else not seen.isdisjoint(_inflected_forms(w)):
+            held += 1
+    return held / len(words)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -263,7 +267,10 @@ def word_forms(text: str, *, han: bool = True) -> set[str]:
 
 def inflection_found(word: str, seen: Collection[str]) -> bool:
     """``word`` or an inflection of it: capital/capitals, study/studied, not capital/capitalism."""
-    return word in seen or any(form in seen for form in _inflected_forms(word))
+    forms = _inflected_forms(word)  # the word itself first
+    if isinstance(seen, (set, frozenset)):
+        return not seen.isdisjoint(forms)  # one C-level pass: the walk asks this per section read
+    return any(form in seen for form in forms)
 
 
 @functools.lru_cache(maxsize=65536)
