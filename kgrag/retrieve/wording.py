@@ -174,11 +174,7 @@ def held_share(words: set[str], text: str) -> float:
     if not words:
         return 0.0
     folded, seen = folded_words(text)
-    held = 0
-    for w in words:
-        if w in folded if has_han(w) else not seen.isdisjoint(_inflected_forms(w)):
-            held += 1
-    return held / len(words)
+    return sum(1 for w in words if (w in folded if has_han(w) else inflection_found(w, seen))) / len(words)
 
 
 @functools.lru_cache(maxsize=4096)
