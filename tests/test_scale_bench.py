@@ -7,8 +7,6 @@ import json
 import subprocess
 import sys
 
-import pytest
-
 from kgrag.lexicon.scripts import is_mainly_han
 from tests.conftest import REPO, bench_path
 
@@ -82,5 +80,10 @@ def test_ingest_benchmark_reports_its_ratio_and_the_floor_of_these_cores():
     assert {"embed", "extract", "write"} <= out["stages_s"].keys()
     assert out["embed_only_s"] > 0 and out["cpu_s"]["embed_only"] > 0
     assert out["cpu_s"]["ingest"] > out["cpu_s"]["embed_only"]  # the ingest embeds the same texts and more
-    floor = out["cpu_s"]["ingest"] / out["cores"] / out["embed_only_s"]
-    assert out["ratio_floor_on_these_cores"] == pytest.approx(floor, abs=0.01)  # from the unrounded seconds
+    # The floor comes from the unrounded seconds; the printed ones are rounded to 0.01 s, which on
+    # a sub-second embedding pass moves the quotient by more than a fixed tolerance (CI: 2.545
+    # against 2.557 recomputed), so the check is the interval the rounding leaves open.
+    ingest, embed, cores = out["cpu_s"]["ingest"], out["embed_only_s"], out["cores"]
+    low = (ingest - 0.005) / cores / (embed + 0.005) - 0.0005
+    high = (ingest + 0.005) / cores / (embed - 0.005) + 0.0005
+    assert low <= out["ratio_floor_on_these_cores"] <= high, (low, out["ratio_floor_on_these_cores"], high)
