@@ -59,6 +59,12 @@ class Document:
     file_mtime: float | None = None
 
 
+def child_chunk_id(doc_id: str, ordinal: int) -> str:
+    """The id of a document's searchable chunk number ``ordinal`` (0, 1, 2 … in reading order):
+    the chunker names its chunks so, and a positional follow-up finds neighbours by it."""
+    return f"{doc_id}#c{ordinal}"
+
+
 @dataclass
 class Chunk:
     """A span of a document. Children are indexed (searched); parents are what generation reads.

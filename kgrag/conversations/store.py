@@ -1,7 +1,8 @@
 """Turns of conversations, kept beside the knowledge base in ``<data_dir>/conversations.sqlite``.
 
 A client that does not want to send its ``history`` with every question names a
-``conversation_id`` instead; the server appends each question (and the answer given) under it
+``conversation_id`` instead; the server appends each question (and the answer given, with the
+chunks it cited: what "and the next one?" is the neighbour of) under it
 and reads the earlier turns back as the history of the next question. Bounded both ways: a
 conversation idle for longer than ``ttl_s`` is gone (deleted when next touched, and swept on
 every write), and only its last ``max_turns`` turns are kept. Like the feedback store, it lives
@@ -10,6 +11,7 @@ in the data dir whatever the chunk/graph stores are; one connection, serialized 
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import threading
 import time
@@ -28,10 +30,21 @@ CREATE TABLE IF NOT EXISTS turns (
     at REAL NOT NULL,
     question TEXT NOT NULL,
     answer TEXT,
+    cited TEXT NOT NULL DEFAULT '[]',
     PRIMARY KEY (conversation_id, seq)
 );
 CREATE INDEX IF NOT EXISTS turns_at ON turns (at);
 """
+# A store written before turns kept their cited chunks gains the column (its turns cite none).
+_ADD_CITED = "ALTER TABLE turns ADD COLUMN cited TEXT NOT NULL DEFAULT '[]'"
+
+
+def _add_cited(conn: sqlite3.Connection) -> None:
+    try:
+        conn.execute(_ADD_CITED)
+    except sqlite3.OperationalError as exc:
+        if "duplicate column" not in str(exc):  # another process added it first
+            raise
 
 
 class ConversationStore:
@@ -48,6 +61,8 @@ class ConversationStore:
             self._conn = sqlite3.connect(str(self.path), check_same_thread=False, isolation_level=None,
                                          timeout=30.0)
             self._conn.executescript(_SCHEMA)
+            if "cited" not in {row[1] for row in self._conn.execute("PRAGMA table_info(turns)")}:
+                _add_cited(self._conn)
         except (sqlite3.Error, OSError) as exc:
             raise StoreError(f"{self.path}: cannot open the conversation store: {exc}") from exc
 
@@ -55,12 +70,12 @@ class ConversationStore:
         """The conversation's kept turns, oldest first; none when it is new or has expired."""
         with self._lock:
             rows = self._conn.execute(
-                "SELECT at, question, answer FROM turns WHERE conversation_id = ? ORDER BY seq",
+                "SELECT at, question, answer, cited FROM turns WHERE conversation_id = ? ORDER BY seq",
                 (conversation_id,)).fetchall()
             if rows and self.clock() - rows[-1][0] > self.ttl_s:
                 self._conn.execute("DELETE FROM turns WHERE conversation_id = ?", (conversation_id,))
                 return []
-        return [Turn(question, answer) for _, question, answer in rows]
+        return [Turn(question, answer, tuple(json.loads(cited))) for _, question, answer, cited in rows]
 
     def append(self, conversation_id: str, turn: Turn) -> None:
         """Adds a turn, keeps the last ``max_turns``, and sweeps conversations idle too long."""
@@ -75,8 +90,8 @@ class ConversationStore:
                 (seq,) = self._conn.execute(
                     "SELECT COALESCE(MAX(seq), 0) + 1 FROM turns WHERE conversation_id = ?",
                     (conversation_id,)).fetchone()
-                self._conn.execute("INSERT INTO turns VALUES (?, ?, ?, ?, ?)",
-                                   (conversation_id, seq, now, turn.question, turn.answer))
+                self._conn.execute("INSERT INTO turns VALUES (?, ?, ?, ?, ?, ?)",
+                                   (conversation_id, seq, now, turn.question, turn.answer, json.dumps(list(turn.cited))))
                 self._conn.execute("DELETE FROM turns WHERE conversation_id = ? AND seq <= ?",
                                    (conversation_id, seq - self.max_turns))
                 self._sweep(now)

@@ -66,6 +66,11 @@ _POSITION_EN = re.compile(
     r"category|page|chapter|article|rule)\b|\b(?:after|before|above|below)\s+(?:that|this|it)\b|"
     r"\b(?:level|one|step|row|item)\s+(?:above|below|down|up)\b", re.IGNORECASE)
 _POSITION_ZH = re.compile(r"下一|上一|前一个|后一个|最后一个")  # 下一 holds 下一个, 下一步 ...
+# The way such a reference points, in reading order ("the level above that" is the one before).
+_AFTER_EN = re.compile(r"\b(?:next|following|after|below|down)\b", re.IGNORECASE)
+_BEFORE_EN = re.compile(r"\b(?:previous|prior|preceding|before|above|up)\b", re.IGNORECASE)
+_AFTER_ZH = re.compile(r"下一|后一个")
+_BEFORE_ZH = re.compile(r"上一|前一个")
 _PRONOUN_EN = re.compile(r"\b(it|its|they|them|their|this|that|these|those|he|she|him|her|his)\b", re.IGNORECASE)
 _PRONOUN_ZH = re.compile(r"(它|(?<![其吉])他|她)")  # not 其他 ("other"), 吉他 ("guitar")
 # Words that point back rather than say what is asked: dropped from the carried text.
@@ -80,10 +85,13 @@ _PUNCT = re.compile(r"[\s?？!！。.,，、;；:：\"'“”‘’()（）]+")
 
 @dataclass(frozen=True)
 class Turn:
-    """One earlier exchange: what the user asked and, optionally, what was answered."""
+    """One earlier exchange: what the user asked and, optionally, what was answered and the
+    chunks the answer cited (or, for a turn that only retrieved, the hit shown first): a
+    follow-up that asks for "the next one" means the neighbour of *that* chunk."""
 
     question: str
     answer: str | None = None
+    cited: tuple[str, ...] = ()
 
 
 @dataclass
@@ -100,6 +108,11 @@ class Completion:
     # A follow-up that asks for a neighbour by position ("the next one", "the level above that"):
     # the iteration driver does not chain from it (kgrag.retrieve.iterate).
     positional: bool = False
+    # For a positional follow-up: the chunks the last turn cited, whose neighbour it asks about
+    # (kgrag.retrieve.position), and which way ("after", "before"; None: either).
+    anchor: tuple[str, ...] = ()
+    direction: str | None = None
+    position_note: str | None = None  # why the cited chunk or its neighbour was not placed
     fallback_reason: str | None = None  # why an LLM rewrite was not used
 
     @property
@@ -122,6 +135,9 @@ class Completion:
             "own_terms": self.own_terms,
             "method": self.method,
             "positional": self.positional,
+            "anchor": list(self.anchor),
+            "direction": self.direction,
+            "position_note": self.position_note,
             "fallback_reason": self.fallback_reason,
             "carried_entities": [le.name for le in carried_entities],
         }
@@ -141,14 +157,25 @@ def complete(question: str, history: Sequence[Turn], linked: Sequence[LinkedEnti
         return Completion(question, question, reason="the history holds no question")
     own = content_terms(question)
     text = " ".join([*carried, *own])
+    positional = asks_by_position(question)
+    anchor = history[-1].cited if positional else ()
     return Completion(text, question, followup=True, reason=reason, carried_from=carried, own_terms=own,
-                      positional=asks_by_position(question))
+                      positional=positional, anchor=anchor, direction=asked_direction(question) if anchor else None)
 
 
 def asks_by_position(question: str) -> bool:
     """Whether ``question`` names what it asks about by a place in a list or a document ("the
     next one", "the one after that", "the level above", "下一个")."""
     return bool(_POSITION_EN.search(question) or _POSITION_ZH.search(question))
+
+
+def asked_direction(question: str) -> str | None:
+    """Which way a positional follow-up points from what the last turn cited: "after" ("the
+    next one", "the level below", "下一个"), "before" ("the previous one", "the level above
+    that", "上一个"), or None when it does not say ("the last one", "the other one")."""
+    after = bool(_AFTER_EN.search(question) or _AFTER_ZH.search(question))
+    before = bool(_BEFORE_EN.search(question) or _BEFORE_ZH.search(question))
+    return "after" if after and not before else "before" if before and not after else None
 
 
 def followup_reason(question: str, links_entity: bool) -> str | None:

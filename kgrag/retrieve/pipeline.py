@@ -24,6 +24,7 @@ from kgrag.retrieve.fusion import Fused, Fusion, fuse
 from kgrag.retrieve.iterate import EntityFeedbackDriver, Iteration, IterationDriver, RoundPlan, run_rounds
 from kgrag.retrieve.linking import EntityLinker
 from kgrag.retrieve.paths import DensePath, GraphWalkPath, KeywordPath
+from kgrag.retrieve.position import open_with_cited
 from kgrag.retrieve.postprocess import drop_overlapping, expand_parents
 from kgrag.retrieve.recency import Recency, prefer_recent
 from kgrag.retrieve.rewrite import REWRITES, QueryLLM, Rewriting, parse_rewrites, run_rewrites
@@ -177,6 +178,8 @@ class Retriever:
             reranker_name = self.reranker.name
             timings["rerank"] = _ms(t)
 
+        if query.completion is not None and query.completion.anchor:  # "and the next one?"
+            hits = open_with_cited(query.completion, hits, self.chunk_index.get, query.filters)
         hits = drop_overlapping(hits)[: max(query.top_k, GATE_DEPTH)]
         if s.expand_parents:
             t = time.perf_counter()

@@ -50,7 +50,8 @@ class HitTrace(_Open):
     graph_paths: list[GraphPathOut]
     placed_by: dict[str, Any] = Field(description="the fusion rule that put the hit at its fused place: "
                                       "{rule: fusion}, {rule: path_head, path}, or an evidence-set place "
-                                      "{rule: entity_page | bridge, entity, surface, page_of, hops}")
+                                      "{rule: entity_page | bridge, entity, surface, page_of, hops}, or for a "
+                                      "positional follow-up {rule: previous_answer | position, anchor, direction}")
 
 
 class ParentChunk(_Open):
@@ -101,6 +102,11 @@ class ConversationTrace(_Open):
     method: Literal["rule", "llm"] = Field(description="who completed a follow-up: the LLM-free rule or the LLM")
     positional: bool = Field(False, description="a follow-up asking for a neighbour by position ('the next one'): "
                                                 "no iteration round is chained from it")
+    anchor: list[str] = Field(default_factory=list, description="for a positional follow-up: the chunks the last turn "
+                              "cited; the hits open with the first and its neighbour (placed_by previous_answer, position)")
+    direction: Literal["after", "before"] | None = Field(
+        None, description="which way the follow-up points from the cited chunk (null: it does not say)")
+    position_note: str | None = Field(None, description="why the cited chunk or its neighbour was not placed")
     fallback_reason: str | None = Field(description="why the LLM's rewrite was not used (null: not tried or used)")
 
 

@@ -19,6 +19,8 @@ MAX_TOP_K = 100
 MAX_HISTORY_TURNS = 20
 MAX_QUESTION_CHARS = 4000
 MAX_ANSWER_CHARS = 8000
+MAX_CITED = 20  # an answer cites a few sources; more would only cost bytes
+MAX_CHUNK_ID_CHARS = 1000
 # No request of this API nests deeper than a few levels (document metadata, filters); the
 # limit keeps recursive consumers (pydantic, json.dumps, SQLite JSON) far from Python's
 # recursion limit. 100k nested "[" was a 500 RecursionError before.
@@ -44,9 +46,13 @@ class HistoryTurn(BaseModel):
 
     question: str = Field(min_length=1, max_length=MAX_QUESTION_CHARS, pattern=r"\S")
     answer: str | None = Field(None, max_length=MAX_ANSWER_CHARS)
+    cited_chunk_ids: list[Annotated[str, Field(min_length=1, max_length=MAX_CHUNK_ID_CHARS)]] = Field(
+        default_factory=list, max_length=MAX_CITED,
+        description="the chunk ids the answer cited (citations[].chunk_id), or the hit shown first: "
+                    "'and the next one?' then means the neighbour of the first")
 
     def turn(self) -> Turn:
-        return Turn(self.question.strip(), self.answer)
+        return Turn(self.question.strip(), self.answer, tuple(self.cited_chunk_ids))
 
 
 class RetrieveRequest(BaseModel):

@@ -193,6 +193,15 @@ def test_chinese_browser_gets_the_chinese_ui_and_no_request_fails(page_factory, 
     assert failed == [], failed
 
 
+def _cited_in_stream(events: str) -> list[str]:
+    """The chunk ids the answer event of a /v1/query event stream cites, in citation order."""
+    for block in events.split("\n\n"):
+        if block.startswith("event: answer"):
+            answer = json.loads(block.split("data: ", 1)[1])["answer"]
+            return list(dict.fromkeys(c["chunk_id"] for c in answer["citations"]))
+    raise AssertionError("no answer event in the stream")
+
+
 def test_a_thread_keeps_earlier_turns_sends_them_as_history_and_new_conversation_clears_it(page, live_server):
     first = "Which manuscripts are known as the Books of Clanranald?"
     open_page(page, live_server)
@@ -201,12 +210,15 @@ def test_a_thread_keeps_earlier_turns_sends_them_as_history_and_new_conversation
     assert "history" not in json.loads(info.value.request.post_data)  # nothing earlier yet
     wait_answer(page)
     first_answer = page.inner_text("#answer")
+    cited = _cited_in_stream(info.value.text())
+    assert cited, "the first answer must cite a source"
     assert page.is_hidden("#thread")
 
     with page.expect_response(lambda r: r.url.endswith("/v1/query")) as info:
         ask(page, "And who kept them?")
     sent = json.loads(info.value.request.post_data)
-    assert sent["history"] == [{"question": first, "answer": first_answer}]
+    # The chunks the answer cited go with it: "and the next one?" means the neighbour of the first.
+    assert sent["history"] == [{"question": first, "answer": first_answer, "cited_chunk_ids": cited}]
     wait_answer(page)
     turns = page.eval_on_selector_all("#thread li.turn .turn-q", "els => els.map(e => e.textContent)")
     assert turns == [first]  # the earlier question stays on the page, with its answer

@@ -24,7 +24,7 @@ from kgrag.config import ChunkingSettings
 from kgrag.ingest.chunking.atoms import Atom, glue_headings, refine, region_atoms
 from kgrag.ingest.chunking.packing import pack
 from kgrag.ingest.chunking.structure import Structure, document_structure
-from kgrag.types import Chunk, Document
+from kgrag.types import Chunk, Document, child_chunk_id
 
 _NON_SPACE = re.compile(r"\S")
 
@@ -110,7 +110,7 @@ class _ChunkBuilder:
             chunk_id, ordinal = f"{self.doc.id}#p{self._parents}", self._parents
             self._parents += 1
         else:
-            chunk_id, ordinal = f"{self.doc.id}#c{self._children}", self._children
+            chunk_id, ordinal = child_chunk_id(self.doc.id, self._children), self._children
             self._children += 1
         self.chunks.append(
             Chunk(

@@ -16,7 +16,7 @@ from kgrag.retrieve.pipeline import RetrievalError
 from kgrag.retrieve.trace import result_dict
 from kgrag.server.errors import ApiError
 from kgrag.server.request_log import note, request_id
-from kgrag.server.schemas import MAX_ANSWER_CHARS, QueryRequest, RetrieveRequest, json_body
+from kgrag.server.schemas import MAX_ANSWER_CHARS, MAX_CITED, QueryRequest, RetrieveRequest, json_body
 
 bp = Blueprint("query", __name__)
 _STORE_LOCK = threading.Lock()
@@ -40,12 +40,14 @@ def _history(req: RetrieveRequest) -> list[Turn]:
     return req.turns()
 
 
-def _remember(req: RetrieveRequest, answer: str | None, body: dict | None = None) -> None:
-    """Adds this turn to the named conversation (nothing without one)."""
+def _remember(req: RetrieveRequest, answer: str | None, cited: list[str], body: dict | None = None) -> None:
+    """Adds this turn to the named conversation (nothing without one), with the chunks the
+    answer cited, or the hit a retrieval showed first: what "and the next one?" starts from."""
     if req.conversation_id is None:
         return
     kept = None if answer is None else answer[:MAX_ANSWER_CHARS]  # what a sent history may hold
-    conversation_store().append(req.conversation_id, Turn(req.question.strip(), kept))
+    turn = Turn(req.question.strip(), kept, tuple(cited[:MAX_CITED]))
+    conversation_store().append(req.conversation_id, turn)
     if body is not None:
         body["conversation_id"] = req.conversation_id
 
@@ -76,7 +78,7 @@ def retrieve():
     req = RetrieveRequest.model_validate(json_body())
     body = result_dict(_retrieve(req))
     body["trace_id"] = request_id()
-    _remember(req, None, body)
+    _remember(req, None, [h["chunk_id"] for h in body["hits"][:1]], body)
     return jsonify(body)
 
 
@@ -99,8 +101,13 @@ def query():
         "fallback_reason": answer.fallback_reason,
     }
     body["trace_id"] = request_id()
-    _remember(req, answer.text, body)
+    _remember(req, answer.text, _cited([c.chunk_id for c in answer.citations], body["hits"]), body)
     return jsonify(body)
+
+
+def _cited(citations: list[str], hits: list[dict]) -> list[str]:
+    """The answer's cited chunks in citation order, or (an abstention cites none) the first hit."""
+    return list(dict.fromkeys(citations)) or [h["chunk_id"] for h in hits[:1]]
 
 
 def _reply(result) -> str | None:
@@ -128,7 +135,8 @@ def _sse(req, question, result, generator, metrics) -> Response:
                 answer = event["answer"]
                 _outcome(metrics, bool(answer.get("abstained")), answer.get("mode", ""), answer.get("timings_ms", {}))
                 answer["trace_id"] = trace_id
-                _remember(req, answer.get("text") or answer.get("answer"), answer)
+                cited = _cited([c["chunk_id"] for c in answer.get("citations") or []], retrieval["hits"])
+                _remember(req, answer.get("text") or answer.get("answer"), cited, answer)
             yield _event(event.get("type", "message"), event)
 
     headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}

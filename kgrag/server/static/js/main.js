@@ -8,7 +8,7 @@ import {citationOrder, openSource, renderAnswerText, renderFlags, renderSources}
 import {renderTrace} from "./trace.js";
 import {renderFeedback} from "./feedback.js";
 import {createExplorer} from "./explorer.js";
-import {createThread} from "./thread.js";
+import {citedChunks, createThread} from "./thread.js";
 
 const TOP_K = {min: 1, max: 20};
 
@@ -64,7 +64,7 @@ async function ask(ev) {
   clearResult();
   if (error) { showError(error); $("#q").focus(); return; }
   // The answer on screen becomes an earlier turn of the conversation, sent as history.
-  if (state.answer) thread.add(state.question, state.answer.text);
+  if (state.answer) thread.add(state.question, state.answer.text, citedChunks(state.answer, state.retrieval));
   const history = thread.history();
   if (history.length) request.history = history;
   state = emptyState(request.question);

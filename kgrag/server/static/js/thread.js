@@ -8,6 +8,15 @@ import {t} from "./i18n.js";
 // The API's bounds (kgrag/server/schemas.py): the last turns only, answers cut to size.
 const MAX_TURNS = 20;
 const MAX_ANSWER_CHARS = 8000;
+const MAX_CITED = 20;
+
+/** The chunks an answer cited, in citation order; an answer citing none: the first hit shown. */
+export function citedChunks(answer, retrieval) {
+  const cited = [...new Set((answer?.citations ?? []).map((c) => c.chunk_id))];
+  if (cited.length) return cited;
+  const first = retrieval?.hits?.[0]?.chunk_id;
+  return first ? [first] : [];
+}
 
 export function createThread(list, onReset) {
   let turns = [];
@@ -24,11 +33,16 @@ export function createThread(list, onReset) {
 
   return {
     /** The history to send with the next question, oldest turn first. */
-    history: () => turns.slice(-MAX_TURNS).map((turn) => (
-      turn.answer ? {question: turn.question, answer: turn.answer.slice(0, MAX_ANSWER_CHARS)} : {question: turn.question})),
-    /** Keep an answered question as an earlier turn. */
-    add(question, answer) {
-      turns.push({question, answer});
+    history: () => turns.slice(-MAX_TURNS).map((turn) => {
+      const sent = {question: turn.question};
+      if (turn.answer) sent.answer = turn.answer.slice(0, MAX_ANSWER_CHARS);
+      if (turn.cited?.length) sent.cited_chunk_ids = turn.cited.slice(0, MAX_CITED);
+      return sent;
+    }),
+    /** Keep an answered question as an earlier turn, with the chunks its answer cited
+     *  ("and the next one?" asks for the neighbour of the first). */
+    add(question, answer, cited = []) {
+      turns.push({question, answer, cited});
       render();
     },
     reset() {
