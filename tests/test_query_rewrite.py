@@ -30,6 +30,7 @@ from kgrag.generate.query_llm import (
     schema_for,
 )
 from kgrag.lexicon.scripts import has_han
+from kgrag.retrieve.followup import Turn
 from kgrag.retrieve.pipeline import RetrievalError, Retriever
 from kgrag.retrieve.rewrite import REWRITES, LLMDriver
 from kgrag.retrieve.trace import result_dict
@@ -240,6 +241,19 @@ def test_the_llm_driver_stops_when_the_llm_says_enough(demo_kb):
         result = retriever.retrieve(QUESTION, top_k=10, iterate=True, driver=_driver(demo_kb, retriever, server.settings()))
     assert len(result.iteration.rounds) == 1 and "enough" in result.iteration.stopped
     assert result.iteration.llm_calls == 1
+    retriever.close()
+
+
+def test_the_llm_driver_asks_nothing_for_a_follow_up_by_position(demo_kb):
+    with chat_server(canned) as server:
+        retriever = _retriever(demo_kb, None)
+        driver = _driver(demo_kb, retriever, server.settings())
+        nxt = retriever.retrieve("And the next one?", top_k=10, iterate=True, driver=driver, history=[Turn(QUESTION)])
+        chained = retriever.retrieve("And where was it filmed?", top_k=10, iterate=True, driver=driver,
+                                     history=[Turn(QUESTION)])
+    assert nxt.query.completion.positional and len(nxt.iteration.rounds) == 1
+    assert "by position" in nxt.iteration.stopped and nxt.iteration.llm_calls == 0
+    assert chained.iteration.llm_calls >= 1 and len(server.requests) == chained.iteration.llm_calls  # none for nxt
     retriever.close()
 
 

@@ -161,6 +161,11 @@ class LLMDriver:
         top = [item.chunk_id for item in fusion.items[: self.hits]]
         if not top:
             return RoundPlan(stop="no hit to read")
+        if query.completion is not None and query.completion.positional:
+            # As for the LLM-free driver: what it asks for is a neighbour of the last turn's
+            # hits (placed after the rounds, kgrag.retrieve.position), not a chain to follow.
+            return RoundPlan(stop="a follow-up asking for a neighbour by position ('the next one'): "
+                                  "no LLM round is asked for")
         if self.llm is None:
             plan = self._fallback("no LLM is configured (llm.model is unset)", query, fusion, seen_entities, rounds)
             plan.llm_calls = 0
