@@ -143,3 +143,34 @@ def test_over_http_a_conversation_remembers_what_was_shown_first(channels, tmp_p
     too_many = client.post("/v1/retrieve", json={"question": "And the next one?", "history": [
         {"question": "x?", "cited_chunk_ids": [f"c{i}" for i in range(21)]}]})
     assert too_many.status_code == 400 and "cited_chunk_ids" in too_many.get_json()["error"]["message"]
+
+
+def test_the_followups_benchmark_plays_a_conversation_over_rebuilt_pages(tmp_path):
+    """``benchmarks/followups.py`` (the README's follow-up table) on the fixture page cut into a
+    section corpus: it rebuilds the page, and the follow-up asked after an answer finds the next
+    section through the answer's citation."""
+    import json
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO
+
+    bench = tmp_path / "bench"
+    bench.mkdir()
+    text = PAGE.read_text(encoding="utf-8")
+    sections = ["# " + part if i == 0 else "## " + part for i, part in enumerate(text.lstrip("# ").split("\n## "))]
+    with (bench / "corpus.jsonl").open("w", encoding="utf-8") as f:
+        for i, body in enumerate(sections):
+            f.write(json.dumps({"id": f"slack.md#s{i:03d}", "title": "Slack", "text": body.strip()}) + "\n")
+    question = {"id": "fu-0", "question": "And the next one?", "gold_ids": ["slack.md#s003"],
+                "meta": {"category": "contextual_anaphora", "context": "Which prefix do working group channels carry?"}}
+    (bench / "queries.jsonl").write_text(json.dumps(question) + "\n", encoding="utf-8")
+    out = tmp_path / "rows.json"
+    proc = subprocess.run([sys.executable, "benchmarks/followups.py", str(bench), "--work", str(tmp_path / "work"),
+                           "--json", str(out)], cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert (tmp_path / "work" / "pages" / "slack.md").read_text(encoding="utf-8").strip() == text.strip()
+    assert "| answered | " in proc.stdout and "| questions only | " in proc.stdout
+    (row,) = json.loads(out.read_text(encoding="utf-8"))
+    assert row["cited"] and row["cited"][0] == "slack.md#c2"  # the working group section answered it
+    assert row["ranks"]["answered"] == 2  # the cited chunk, then the next section: the gold
