@@ -20,12 +20,12 @@ from kgrag.retrieve.abstain import GATE_DEPTH, assess, gate_settings
 from kgrag.retrieve.constraints import CatalogCache, merge_filters
 from kgrag.retrieve.exclude import Exclusion
 from kgrag.retrieve.followup import Completion, Turn, complete
-from kgrag.retrieve.fusion import Fused, Fusion, fuse
+from kgrag.retrieve.fusion import Fusion, fuse
 from kgrag.retrieve.iterate import EntityFeedbackDriver, Iteration, IterationDriver, RoundPlan, run_rounds
 from kgrag.retrieve.linking import EntityLinker
 from kgrag.retrieve.paths import DensePath, GraphWalkPath, KeywordPath
 from kgrag.retrieve.position import open_with_cited
-from kgrag.retrieve.postprocess import drop_overlapping, expand_parents
+from kgrag.retrieve.postprocess import drop_overlapping, expand_parents, fused_hits
 from kgrag.retrieve.recency import Recency, prefer_recent
 from kgrag.retrieve.rewrite import REWRITES, QueryLLM, Rewriting, parse_rewrites, run_rewrites
 from kgrag.retrieve.types import PATHS, Hit, PathResult, Query, RetrievalPath, RetrievalResult
@@ -166,7 +166,8 @@ class Retriever:
 
         t = time.perf_counter()
         pool_size = max(query.top_k, s.rerank_top) if (rerank and self.reranker) else query.top_k
-        hits = self._hits(fusion.items, evidence, query.filters, pool_size * 2, query.exclusion)
+        hits = fused_hits(fusion.items[: pool_size * 2], evidence, self.chunk_index.get, query.filters,
+                          query.exclusion)
         if (recency := recency or self._default_recency()) is not None:
             hits = prefer_recent(hits, recency, self.today())
         timings["fetch"] = _ms(t)
@@ -367,27 +368,6 @@ class Retriever:
         s = self.settings
         return None if s.recency_half_life_days is None else Recency(
             half_life_days=s.recency_half_life_days, weight=s.recency_weight)
-
-    def _hits(self, fused: list[Fused], evidence: dict[str, list[GraphPath]],
-              filters: SearchFilter | None, limit: int, exclusion: Exclusion | None = None) -> list[Hit]:
-        """Fused ids → Hits with their chunks; ``filters.matches`` drops the graph's hits the
-        stores' filtered searches would not have returned (the graph holds no chunk metadata),
-        ``exclusion`` what is about an excluded topic."""
-        head = fused[: limit]
-        chunks = {c.id: c for c in self.chunk_index.get([item.chunk_id for item in head])}
-        banned = set() if exclusion is None else exclusion.excluded_ids(list(chunks), lambda ids: [chunks[i] for i in ids])
-        hits: list[Hit] = []
-        for item in head:
-            chunk = chunks.get(item.chunk_id)
-            if chunk is None or (filters is not None and not filters.matches(chunk)):
-                continue  # graph evidence for a chunk the index no longer has, or filtered out
-            if exclusion is not None and chunk.id in banned:
-                continue  # an evidence-set page about an excluded topic
-            hits.append(
-                Hit(chunk, item.score, item.ranks, fused_rank=len(hits) + 1, fused_score=item.score,
-                    graph_paths=evidence.get(item.chunk_id, []), placed_by=item.placed_by)
-            )
-        return hits
 
     def _rerank(self, question: str, hits: list[Hit]) -> list[Hit]:
         assert self.reranker is not None  # retrieve() calls this only with a reranker
