@@ -226,6 +226,14 @@ def test_a_thread_keeps_earlier_turns_sends_them_as_history_and_new_conversation
     assert page.inner_text("#sources li.source b").startswith("Books of Clanranald")
     page.click("#trace-box summary")
     assert first in page.inner_text("#trace dl")  # the trace shows the completed follow-up
+    second_cited = _cited_in_stream(info.value.text())
+
+    # "And the next one?" opens with what the last answer cited, and the trace says so.
+    ask(page, "And the next one?")
+    wait_answer(page)
+    page.eval_on_selector("#trace-box", "box => { box.open = true; }")  # it may be open already
+    head = page.locator("ol.hits > li").first
+    assert second_cited[0] in head.inner_text() and "cited by the previous answer" in head.inner_text()
 
     page.click("#new-conversation")
     assert page.is_hidden("#thread") and page.is_hidden("#result")

@@ -93,6 +93,8 @@ function placedBy(placed) {
   if (placed.rule === "path_head") return t("tr_placed_head", {path: t(`path_${placed.path}`)});
   if (placed.rule === "entity_page") return t("tr_placed_page", {entity: placed.surface});
   if (placed.rule === "bridge") return t("tr_placed_bridge", {entity: placed.surface, page: placed.page_of});
+  if (placed.rule === "previous_answer") return t("tr_placed_previous");
+  if (placed.rule === "position") return t(`tr_placed_${placed.direction}`);
   return placed.rule;
 }
 
