@@ -18,6 +18,7 @@ from kgrag.eval.data import EvalDataError, check_gold_in_corpus, load_corpus, lo
 from kgrag.eval.kb import MANIFEST, KnowledgeBaseError, default_kb_dir, reset_kb_dir
 from kgrag.eval.runner import EvalConfigError, parse_modes, run_eval
 from kgrag.generate.types import Answer, Citation
+from kgrag.retrieve.followup import Turn
 from kgrag.retrieve.types import Hit
 from kgrag.types import Chunk
 from tests.conftest import bench_path, write_jsonl
@@ -325,6 +326,17 @@ def test_bad_meta_context_names_the_line(tmp_path):
     path = write_jsonl(tmp_path / "q.jsonl", [{"id": "a", "question": "x?", "gold_ids": ["1"], "meta": {"context": [5]}}])
     with pytest.raises(EvalDataError, match=r"line 1: meta.context must be a question string"):
         load_queries(path)
+    cited = write_jsonl(tmp_path / "c.jsonl", [{"id": "a", "question": "x?", "gold_ids": ["1"], "meta": {
+        "context": [{"question": "y?", "cited_chunk_ids": "doc#c0"}]}}])
+    with pytest.raises(EvalDataError, match=r"line 1: meta.context cited_chunk_ids must be a list of chunk ids"):
+        load_queries(cited)
+
+
+def test_a_context_turn_may_name_the_chunks_its_answer_cited(tmp_path):
+    path = write_jsonl(tmp_path / "q.jsonl", [{"id": "a", "question": "And the next one?", "gold_ids": ["1"], "meta": {
+        "context": [{"question": "Which prefix?", "answer": "`wg_`", "cited_chunk_ids": ["doc#c2", "doc#c3"]}]}}])
+    (q,) = load_queries(path)
+    assert q.history == (Turn("Which prefix?", "`wg_`", ("doc#c2", "doc#c3")),)
 
 
 def test_negative_rejection_takes_the_gold_passages_out_of_the_hits(components, tiny_set):

@@ -103,7 +103,8 @@ def _query(record: Any, where: str, line_no: int) -> EvalQuery:
 
 def _history(context: Any, where: str) -> tuple[Turn, ...]:
     """``meta.context``: the previous question as a string, or a list of earlier turns, each a
-    question string or ``{"question", "answer"}``."""
+    question string or ``{"question", "answer"?, "cited_chunk_ids"?}`` (as the HTTP API's
+    ``history``: the chunks a turn's answer cited, which "and the next one?" starts from)."""
     if context is None or context == "":
         return ()
     items = context if isinstance(context, list) else [context]
@@ -113,10 +114,14 @@ def _history(context: Any, where: str) -> tuple[Turn, ...]:
             turns.append(Turn(item.strip()))
         elif isinstance(item, dict) and isinstance(item.get("question"), str) and item["question"].strip():
             answer = item.get("answer")
-            turns.append(Turn(item["question"].strip(), answer if isinstance(answer, str) else None))
+            cited = item.get("cited_chunk_ids", [])
+            if not isinstance(cited, list) or not all(isinstance(c, str) and c for c in cited):
+                raise EvalDataError(f"{where}: meta.context cited_chunk_ids must be a list of chunk ids, "
+                                    f"got {cited!r}"[:300])
+            turns.append(Turn(item["question"].strip(), answer if isinstance(answer, str) else None, tuple(cited)))
         else:
             raise EvalDataError(f"{where}: meta.context must be a question string or a list of questions "
-                                f"or {{question, answer}} objects, got {item!r}"[:300])
+                                f"or {{question, answer, cited_chunk_ids}} objects, got {item!r}"[:300])
     return tuple(turns)
 
 
