@@ -102,6 +102,36 @@ def test_an_opening_concession_is_set_aside(question, aside):
     assert set_aside_concession(searched) == (searched, None)  # nothing left to set aside
 
 
+@pytest.mark.parametrize("question, aside", [
+    # A statement as a sentence of its own, then a question whose answer is something else.
+    ("In the People Group, the Talent Assessment program uses a 'Performance/Growth Potential Matrix'. What is "
+     "the different term from the finance handbook for the one-year period used for accounting?",
+     "In the People Group, the Talent Assessment program uses a 'Performance/Growth Potential Matrix'."),
+    ("Every project grants permissions to its members through roles and groups. Which other structure answers "
+     "an LCA query in constant time?",
+     "Every project grants permissions to its members through roles and groups."),
+    # The question points back to the sentence: it asks about it.
+    ("In the MEDDPPICC framework, one element is the individual with the power to spend. What is the Slack "
+     "channel for the highest-ranking example of such a role at GitLab?", None),
+    ("The release notes list every deprecated setting of the runner configuration. Which other settings "
+     "replace these?", None),
+    # Context about the asker sets the scene; no sign of something else: the sentence stays.
+    ("I run GitLab 15 on a single server with an external database. What other backup tools do I need?", None),
+    ("The 'ext-' prefix is for Slack channels with external partners, where information must be kept SAFE. "
+     "What is the Slack channel for the executive in charge of the department whose output is to "
+     "'Ensure compliance'?", None),
+    ("Our team is short. What is the other channel?", None),  # too short to be a statement of its own
+])
+def test_an_opening_statement_sentence_is_set_aside_under_the_same_conditions(question, aside):
+    u = understand(question)
+    if aside is None:
+        assert u.set_aside == [] and u.search_text == question
+        return
+    searched = question[len(aside):].strip()
+    assert u.set_aside == [aside] and u.search_text == searched
+    assert set_aside_concession(searched) == (searched, None)
+
+
 def test_a_conceded_topic_does_not_pull_the_search_to_it(demo_kb):
     """The concession holds the permission guide's words (searched alone, it finds the guide
     first); what is asked is about LCA, and LCA comes first."""
@@ -113,6 +143,19 @@ def test_a_conceded_topic_does_not_pull_the_search_to_it(demo_kb):
     assert result.query.understanding.set_aside == [aside]
     assert _about_lca(result.hits[0]), [h.chunk.doc_id for h in result.hits]
     assert not any("permission_guide" in h.chunk.doc_id for h in result.hits[:3])
+
+
+def test_a_statement_sentence_before_the_question_does_not_pull_the_search_to_it(demo_kb):
+    aside = "Every project grants permissions to its members through roles, groups and access levels."
+    kept = demo_kb.retriever.retrieve(f"{aside} What is the lowest common ancestor of two nodes in a rooted tree?",
+                                      top_k=5)  # no sign that the answer is something else: searched whole
+    assert kept.query.understanding.set_aside == []
+    result = demo_kb.retriever.retrieve(f"{aside} What is the lowest common ancestor of two nodes in a rooted "
+                                        "tree instead?", top_k=5)
+    assert result.query.understanding.set_aside == [aside]
+    assert _about_lca(result.hits[0]), [h.chunk.doc_id for h in result.hits]
+    assert not any("permission_guide" in h.chunk.doc_id for h in result.hits[:3])
+    assert any("permission_guide" in h.chunk.doc_id for h in kept.hits[:3]), "the sentence must pull, else this proves nothing"
 
 
 def _about_lca(hit) -> bool:
