@@ -7,6 +7,7 @@ import re
 
 import pytest
 
+from kgrag.retrieve.types import Query
 from kgrag.retrieve.understand import set_aside_concession, small_talk_reply, strip_filler, understand
 from kgrag.server.app import create_app
 
@@ -132,6 +133,32 @@ def test_an_opening_statement_sentence_is_set_aside_under_the_same_conditions(qu
     assert set_aside_concession(searched) == (searched, None)
 
 
+@pytest.mark.parametrize("question, searched, aside", [
+    ("What is the term for a small, reusable building block of functionality that is not a stage in the "
+     "customer journey?", "What is the term for a small, reusable building block of functionality?",
+     "that is not a stage in the customer journey"),
+    # What follows "but" says what the answer is: it stays.
+    ("What is the term that is not an expense category but names a role where someone coaches others?",
+     "What is the term that names a role where someone coaches others?", "that is not an expense category"),
+    # Between commas, both commas go.
+    ("Which legal document, which is not a product principle, must team members sign every year?",
+     "Which legal document must team members sign every year?", "which is not a product principle"),
+    ("What is the distinct term for the process, not a department, used for developing future leaders?",
+     "What is the distinct term for the process, used for developing future leaders?", "not a department"),
+    # A negation that is not about what kind of thing the answer is: kept.
+    ("Which fee is not refundable after the first month of the subscription?", None, None),
+    ("Which services are not covered by the travel insurance policy?", None, None),
+    # Too little would be left to search with.
+    ("What is it that is not a bird?", None, None),
+])
+def test_a_clause_saying_what_the_answer_is_not_is_set_aside(question, searched, aside):
+    u = understand(question)
+    if aside is None:
+        assert u.set_aside == [] and u.search_text == question
+        return
+    assert u.set_aside == [aside] and u.search_text == searched
+
+
 def test_a_conceded_topic_does_not_pull_the_search_to_it(demo_kb):
     """The concession holds the permission guide's words (searched alone, it finds the guide
     first); what is asked is about LCA, and LCA comes first."""
@@ -156,6 +183,18 @@ def test_a_statement_sentence_before_the_question_does_not_pull_the_search_to_it
     assert _about_lca(result.hits[0]), [h.chunk.doc_id for h in result.hits]
     assert not any("permission_guide" in h.chunk.doc_id for h in result.hits[:3])
     assert any("permission_guide" in h.chunk.doc_id for h in kept.hits[:3]), "the sentence must pull, else this proves nothing"
+
+
+def test_what_the_answer_is_not_does_not_pull_the_search_to_it(demo_kb):
+    question = ("What is the lowest common ancestor of two nodes in a rooted tree, which is not an access level "
+                "or role that grants permissions to project members?")
+    result = demo_kb.retriever.retrieve(question, top_k=5)
+    assert result.query.understanding.set_aside == [
+        "which is not an access level or role that grants permissions to project members"]
+    assert _about_lca(result.hits[0]), [h.chunk.doc_id for h in result.hits]
+    assert not any("permission_guide" in h.chunk.doc_id for h in result.hits[:3])
+    whole = demo_kb.retriever.paths["bm25"].search(Query(question, 5), 5)  # the question as written
+    assert any("permission_guide" in h.id for h in whole.hits[:3]), "the clause must pull, else this proves nothing"
 
 
 def _about_lca(hit) -> bool:

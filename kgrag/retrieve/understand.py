@@ -22,6 +22,7 @@ from typing import Any
 from kgrag.facets import FacetCatalog
 from kgrag.lexicon.scripts import has_han
 from kgrag.retrieve.constraints import read_constraints
+from kgrag.retrieve.wording import content_words
 from kgrag.stores.filters import SearchFilter
 
 # Whole-message small talk (after trimming punctuation, emoji and whitespace), en and zh.
@@ -110,6 +111,12 @@ _PREAMBLE_EN = re.compile(
     r"^(?P<clause>.+[.!])\s+(?=(?:what|which|who|whom|whose|where|when|why|how)\b[^.!?]*\?\s*$)", re.IGNORECASE)
 _ASKER_EN = re.compile(r"^(?:i|i'm|i've|we|we're|we've|you|you're|my|our)\b", re.IGNORECASE)
 _POINTS_BACK_EN = re.compile(r"\b(?:this|these|those|such|the same|above|mentioned)\b", re.IGNORECASE)
+# A clause saying what kind of thing the answer is not (see ``set_aside_non_member``): its words
+# name the distractor, and no path reads "not". handbook_dev102, bm25+dense+graph R@5: negation
+# 92.3 → 100.0, all 89.4 → 90.4 (R@1 61.1 → 61.1); 0 of the other dev sets' 4,487 questions.
+_NON_MEMBER_EN = re.compile(
+    r"(?:(?P<lead>\s*,)?\s+(?P<rel>that|which|who)\s+(?:is|are|was|were)\s+not|\s*,\s*not)\s+(?:a|an|the|part of|one of)\b"
+    r"[^,?]*?(?=\s+but\b|\s*,|\s*\?|$)", re.IGNORECASE)
 # Articles and quotes around an excluded topic are not part of it.
 _TOPIC_EDGES = re.compile(r"^(?:the|a|an|any|anything about|those about|ones about)\s+|[\"'“”‘’「」《》]", re.IGNORECASE)
 
@@ -156,10 +163,11 @@ def understand(question: str, catalog: Callable[[], FacetCatalog | None] | None 
         return Understanding(question, question, question, reply=reply, route="small_talk")
     exclusions, search_text = _exclusions(question)
     search_text, conceded = set_aside_concession(search_text)
+    search_text, unlike = set_aside_non_member(search_text)
     keyword_text, stripped = strip_filler(search_text)
     keyword_text, conceded_after_filler = set_aside_concession(keyword_text)
     said = Understanding(question, search_text, keyword_text, exclusions, stripped,
-                         set_aside=[c for c in (conceded, conceded_after_filler) if c])
+                         set_aside=[c for c in (conceded, unlike, conceded_after_filler) if c])
     if catalog is not None:
         found = read_constraints(search_text, catalog, today or dt.datetime.now(dt.UTC).date())
         said.constraints = [c.to_dict() for c in found.found]
@@ -194,6 +202,27 @@ def set_aside_concession(text: str) -> tuple[str, str | None]:
     if m is not None and _has_content(rest := text[m.end():]) and len(rest) >= 4:
         return rest.strip(), m.group(0).strip("，, ")
     return text, None
+
+
+def set_aside_non_member(text: str) -> tuple[str, str | None]:
+    """``text`` without a clause that says what kind of thing the answer is *not* ("… a building
+    block of functionality that is not a stage in the marketing customer journey?", "…, not a
+    department, …"), and the clause (None: kept). What follows a "but" stays: it says what the
+    answer is ("that is not an expense category but represents a role …" → "that represents a
+    role …"). Kept when less than four content words would be left."""
+    m = _NON_MEMBER_EN.search(text)
+    if m is None:
+        return text, None
+    after = text[m.end():]
+    if m.group("lead") and after.lstrip().startswith(","):  # ", which is not X, must …": both commas go
+        after = " " + after.lstrip()[1:]
+    joined = re.sub(r"^\s*but\b", " that", after) if m.group("rel") else after
+    rest = (text[:m.start()] + joined).strip()
+    rest = re.sub(r"\s+(?=[?.!,])", "", re.sub(r"\s{2,}", " ", rest))
+    rest = re.sub(r",(?=[?.!,])", "", rest)  # "the document, which is not X, must …" → "the document, must …"
+    if len(content_words(rest)) < 4:
+        return text, None
+    return rest, m.group(0).strip(" ,")
 
 
 def small_talk_reply(question: str) -> str | None:
