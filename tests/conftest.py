@@ -42,6 +42,18 @@ def hotpot_records(n: int) -> list[dict]:
     return out
 
 
+def ingested_kb(data_dir: Path, embedder, recognizer, paths: list[Path], new: int):
+    """Components over a fresh knowledge base in ``data_dir`` with ``paths`` ingested (the shared
+    models), checking that ``new`` documents went in and none failed."""
+    from kgrag.components import Components
+    from kgrag.config import Settings
+
+    comps = Components(Settings(data_dir=data_dir), embedder=embedder, recognizer=recognizer)
+    report = comps.ingest_job().run(paths, progress=False)
+    assert len(report.new) == new and not report.failed, report
+    return comps
+
+
 @pytest.fixture(scope="session")
 def embedder():
     from kgrag.config import EmbedderSettings

@@ -11,6 +11,7 @@ import pytest
 from kgrag.retrieve.followup import Turn, asks_by_position, complete, content_terms, followup_reason
 from kgrag.retrieve.trace import result_dict
 from kgrag.retrieve.types import LinkedEntity
+from tests.conftest import ingested_kb
 
 FIXTURE = Path(__file__).parent / "fixtures" / "conversation"
 
@@ -80,13 +81,7 @@ def test_no_history_means_no_completion():
 
 @pytest.fixture(scope="module")
 def offices(tmp_path_factory, embedder, recognizer):
-    from kgrag.components import Components
-    from kgrag.config import Settings
-
-    comps = Components(Settings(data_dir=tmp_path_factory.mktemp("offices")), embedder=embedder,
-                       recognizer=recognizer)
-    report = comps.ingest_job().run([FIXTURE], progress=False)
-    assert len(report.new) == 6 and not report.failed, report
+    comps = ingested_kb(tmp_path_factory.mktemp("offices"), embedder, recognizer, [FIXTURE], new=6)
     yield comps
     comps.close()
 

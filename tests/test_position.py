@@ -11,6 +11,7 @@ import pytest
 
 from kgrag.retrieve.followup import Turn, asked_direction, complete
 from kgrag.retrieve.trace import result_dict
+from tests.conftest import ingested_kb
 
 PAGE = Path(__file__).parent / "fixtures" / "positions" / "slack-channels.md"
 DOC = "tests/fixtures/positions/slack-channels.md"
@@ -40,13 +41,7 @@ def test_only_a_positional_follow_up_after_a_citing_turn_has_an_anchor():
 
 @pytest.fixture(scope="module")
 def channels(tmp_path_factory, embedder, recognizer):
-    from kgrag.components import Components
-    from kgrag.config import Settings
-
-    comps = Components(Settings(data_dir=tmp_path_factory.mktemp("positions")), embedder=embedder,
-                       recognizer=recognizer)
-    report = comps.ingest_job().run([PAGE], progress=False)
-    assert len(report.new) == 1 and not report.failed, report
+    comps = ingested_kb(tmp_path_factory.mktemp("positions"), embedder, recognizer, [PAGE], new=1)
     ids = [c.id for c in comps.chunk_index.get([GROUP, WORKING, FEATURE, FEATURE_2, EXTERNAL])]
     assert ids == [GROUP, WORKING, FEATURE, FEATURE_2, EXTERNAL], "the fixture's chunking changed"
     yield comps
