@@ -107,7 +107,7 @@ def main() -> None:
         previous = retriever.retrieve(contexts[-1], top_k=k, history=earlier)
         answer = generator.answer(contexts[-1], previous.hits, abstain=previous.below_threshold)
         shown = tuple(h.chunk.id for h in previous.hits[:1])
-        cited = tuple(dict.fromkeys(c.chunk_id for c in answer.citations)) or shown
+        cited = () if answer.abstained else tuple(dict.fromkeys(c.chunk_id for c in answer.citations)) or shown
         row = {"id": q["id"], "question": q["question"], "context": contexts[-1], "gold": q["gold_ids"][0],
                "cited": list(cited), "ranks": {}}
         for way, turn in zip(WAYS, (Turn(contexts[-1]), Turn(contexts[-1], None, shown),

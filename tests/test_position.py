@@ -135,6 +135,11 @@ def test_over_http_a_conversation_remembers_what_was_shown_first(channels, tmp_p
     assert cited and cited[0].startswith(f"{DOC}#c")
     after = client.post("/v1/retrieve", json={"question": "And the next one?", "conversation_id": "t2"}).get_json()
     assert after["trace"]["conversation"]["anchor"] == cited  # the answer's citations, in their order
+    abstained = client.post("/v1/query", json={"question": "Who won the 1998 football world cup final in Paris?",
+                                               "conversation_id": "t3"}).get_json()
+    assert abstained["abstained"] is True and abstained["hits"]  # retrieved something, answered nothing
+    nothing = client.post("/v1/retrieve", json={"question": "And the next one?", "conversation_id": "t3"}).get_json()
+    assert nothing["trace"]["conversation"]["anchor"] == []  # "not in the knowledge base" has no place
     too_many = client.post("/v1/retrieve", json={"question": "And the next one?", "history": [
         {"question": "x?", "cited_chunk_ids": [f"c{i}" for i in range(21)]}]})
     assert too_many.status_code == 400 and "cited_chunk_ids" in too_many.get_json()["error"]["message"]

@@ -101,12 +101,15 @@ def query():
         "fallback_reason": answer.fallback_reason,
     }
     body["trace_id"] = request_id()
-    _remember(req, answer.text, _cited([c.chunk_id for c in answer.citations], body["hits"]), body)
+    _remember(req, answer.text, _cited([c.chunk_id for c in answer.citations], body["hits"], answer.abstained), body)
     return jsonify(body)
 
 
-def _cited(citations: list[str], hits: list[dict]) -> list[str]:
-    """The answer's cited chunks in citation order, or (an abstention cites none) the first hit."""
+def _cited(citations: list[str], hits: list[dict], abstained: bool) -> list[str]:
+    """The answer's cited chunks in citation order; an answer that cites none: the first hit
+    shown; an abstention: none ("the next one" after "not in the knowledge base" has no place)."""
+    if abstained:
+        return []
     return list(dict.fromkeys(citations)) or [h["chunk_id"] for h in hits[:1]]
 
 
@@ -135,7 +138,8 @@ def _sse(req, question, result, generator, metrics) -> Response:
                 answer = event["answer"]
                 _outcome(metrics, bool(answer.get("abstained")), answer.get("mode", ""), answer.get("timings_ms", {}))
                 answer["trace_id"] = trace_id
-                cited = _cited([c["chunk_id"] for c in answer.get("citations") or []], retrieval["hits"])
+                cited = _cited([c["chunk_id"] for c in answer.get("citations") or []], retrieval["hits"],
+                               bool(answer.get("abstained")))
                 _remember(req, answer.get("text") or answer.get("answer"), cited, answer)
             yield _event(event.get("type", "message"), event)
 

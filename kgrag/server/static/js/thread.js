@@ -10,8 +10,10 @@ const MAX_TURNS = 20;
 const MAX_ANSWER_CHARS = 8000;
 const MAX_CITED = 20;
 
-/** The chunks an answer cited, in citation order; an answer citing none: the first hit shown. */
+/** The chunks an answer cited, in citation order; an answer citing none: the first hit shown;
+ *  an abstention: none. */
 export function citedChunks(answer, retrieval) {
+  if (answer?.abstained) return [];
   const cited = [...new Set((answer?.citations ?? []).map((c) => c.chunk_id))];
   if (cited.length) return cited;
   const first = retrieval?.hits?.[0]?.chunk_id;
