@@ -17,6 +17,7 @@ from kgrag.errors import InputError
 from kgrag.lexicon.scripts import has_han
 from kgrag.models.base import CorpusEmbedder, Embedder, Reranker
 from kgrag.retrieve.abstain import GATE_DEPTH, assess, gate_settings
+from kgrag.retrieve.acronyms import letter_parts
 from kgrag.retrieve.constraints import CatalogCache, merge_filters
 from kgrag.retrieve.exclude import Exclusion
 from kgrag.retrieve.followup import Completion, Turn, complete
@@ -245,18 +246,21 @@ class Retriever:
         if "dense" in modes:
             futures["dense"] = self.pool.submit(self.paths["dense"].search, query, s.candidates)
         t = time.perf_counter()
+        parts: list = []
         if "bm25" in modes or "graph" in modes:
             completion = query.completion
             reuse = own_links is not None and completion is not None and not completion.followup
             query.linked = own_links if reuse and own_links is not None else self.linker.link(query.keyword_text)
             if query.exclusion is not None:  # an excluded topic's entity is never a seed
                 query.linked = [le for le in query.linked if le.key not in query.exclusion.entities]
-            query.expansions = self.linker.expansions(query.linked) if "bm25" in modes else []
+            parts = letter_parts(query.keyword_text, query.linked, self.graph)  # "what does the 'I' stand for"
+            query.expansions = [*self.linker.expansions(query.linked), *(p.name for p in parts)] \
+                if "bm25" in modes else []
         if "bm25" in modes:  # BM25 needs the expansions only: it runs while the walk's seeds are found
             futures["bm25"] = self.pool.submit(self.paths["bm25"].search, query, s.candidates)
         if "graph" in modes and s.described_entities:
             excluded = query.exclusion.entities if query.exclusion is not None else set()
-            query.described = [le for le in self.linker.described(query.keyword_text, query.linked)
+            query.described = [le for le in [*parts, *self.linker.described(query.keyword_text, query.linked)]
                                if le.key not in excluded]
         timings["link"] = _ms(t)
         done: dict[str, PathResult] = {}
