@@ -78,7 +78,7 @@ def main() -> None:
 
     from kgrag.components import Components
     from kgrag.config import Settings
-    from kgrag.retrieve.followup import Turn
+    from kgrag.retrieve.followup import Turn, remembered_chunks
 
     work = args.work or Path(tempfile.mkdtemp(prefix="kgrag-followups-"))
     pages = work / "pages"
@@ -106,8 +106,9 @@ def main() -> None:
         earlier = [Turn(c) for c in contexts[:-1]]
         previous = retriever.retrieve(contexts[-1], top_k=k, history=earlier)
         answer = generator.answer(contexts[-1], previous.hits, abstain=previous.below_threshold)
-        shown = tuple(h.chunk.id for h in previous.hits[:1])
-        cited = () if answer.abstained else tuple(dict.fromkeys(c.chunk_id for c in answer.citations)) or shown
+        ids = [h.chunk.id for h in previous.hits]
+        shown = remembered_chunks([], ids, abstained=False)
+        cited = remembered_chunks([c.chunk_id for c in answer.citations], ids, answer.abstained)
         row = {"id": q["id"], "question": q["question"], "context": contexts[-1], "gold": q["gold_ids"][0],
                "cited": list(cited), "ranks": {}}
         for way, turn in zip(WAYS, (Turn(contexts[-1]), Turn(contexts[-1], None, shown),

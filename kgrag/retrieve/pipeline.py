@@ -29,7 +29,7 @@ from kgrag.retrieve.position import open_with_cited
 from kgrag.retrieve.postprocess import drop_overlapping, expand_parents, fused_hits
 from kgrag.retrieve.recency import Recency, prefer_recent
 from kgrag.retrieve.rewrite import REWRITES, QueryLLM, Rewriting, parse_rewrites, run_rewrites
-from kgrag.retrieve.types import PATHS, Hit, PathResult, Query, RetrievalPath, RetrievalResult
+from kgrag.retrieve.types import PATHS, Hit, LinkedEntity, PathResult, Query, RetrievalPath, RetrievalResult
 from kgrag.retrieve.understand import Understanding, small_talk_reply, split_topic, understand
 from kgrag.stores.base import ChunkIndex, GraphReader
 from kgrag.stores.filters import SearchFilter
@@ -246,7 +246,7 @@ class Retriever:
         if "dense" in modes:
             futures["dense"] = self.pool.submit(self.paths["dense"].search, query, s.candidates)
         t = time.perf_counter()
-        parts: list = []
+        parts: list[LinkedEntity] = []
         if "bm25" in modes or "graph" in modes:
             completion = query.completion
             reuse = own_links is not None and completion is not None and not completion.followup

@@ -19,6 +19,7 @@ searchable chunks are numbered 0, 1, 2 … in reading order), so no store needs 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from itertools import takewhile
 
 from kgrag.retrieve.followup import Completion
 from kgrag.retrieve.types import Hit
@@ -44,8 +45,11 @@ def neighbour(anchor: Chunk, direction: str, get: GetChunks) -> Chunk | None:
     ordinals = [anchor.ordinal + step * j for j in range(1, MAX_SCAN + 1)]
     ids = [child_chunk_id(anchor.doc_id, i) for i in ordinals if i >= 0]
     found = {c.id: c for c in get(ids)}
-    run = [found[i] for i in ids if i in found]
-    run = run[: next((j for j, cid in enumerate(ids) if cid not in found), len(ids))]  # stop at a gap
+    run: list[Chunk] = []
+    for cid in ids:  # in reading order away from it, up to the first gap
+        if cid not in found:
+            break
+        run.append(found[cid])
     if not run:
         return None
     other = next((j for j, c in enumerate(run) if c.section_path != anchor.section_path), None)
@@ -53,12 +57,9 @@ def neighbour(anchor: Chunk, direction: str, get: GetChunks) -> Chunk | None:
         return run[0] if not anchor.section_path else None
     if step == 1:
         return run[other]
-    # Before: the first chunk of the previous section (where its heading is).
+    # Before: the first chunk of the previous section (where its heading is), its farthest one back.
     section = run[other].section_path
-    first = other
-    while first + 1 < len(run) and run[first + 1].section_path == section:
-        first += 1
-    return run[first]
+    return list(takewhile(lambda c: c.section_path == section, run[other:]))[-1]
 
 
 def place_cited(hits: Sequence[Hit], anchor: Chunk, near: Chunk | None, direction: str | None) -> list[Hit]:

@@ -186,22 +186,28 @@ def set_aside_concession(text: str) -> tuple[str, str | None]:
     m = _CONCESSION_EN.match(text)
     if m is not None:
         clause, rest = m.group("clause").strip(), text[m.end():]
-        statement = len(clause.split()) >= 8 and not _SCENE_EN.match(clause)
-        contrasted = _CONTRAST_EN.search(rest) is not None
-        if statement and contrasted and len(rest.split()) >= 4 and not _BACK_REFERENCE_EN.search(rest):
+        if _is_statement(clause, _SCENE_EN) and _asks_something_else(rest):
             return rest[0].upper() + rest[1:], m.group(0).strip(" ,")
     m = _PREAMBLE_EN.match(text)
     if m is not None:
         clause, rest = m.group("clause").strip(), text[m.end():]
-        statement = len(clause.split()) >= 8 and not _ASKER_EN.match(clause)
-        contrasted = _CONTRAST_EN.search(rest) is not None
-        if statement and contrasted and len(rest.split()) >= 4 and not _BACK_REFERENCE_EN.search(rest) \
-                and not _POINTS_BACK_EN.search(rest):
+        if _is_statement(clause, _ASKER_EN) and _asks_something_else(rest) and not _POINTS_BACK_EN.search(rest):
             return rest, clause
     m = _CONCESSION_ZH.match(text)
     if m is not None and _has_content(rest := text[m.end():]) and len(rest) >= 4:
         return rest.strip(), m.group(0).strip("，, ")
     return text, None
+
+
+def _is_statement(clause: str, scene: re.Pattern[str]) -> bool:
+    """A statement of its own: 8+ words, not opening the way ``scene`` says a scene is set."""
+    return len(clause.split()) >= 8 and not scene.match(clause)
+
+
+def _asks_something_else(rest: str) -> bool:
+    """The question after a statement asks on its own (4+ words, no pronoun pointing back) and
+    says its answer is something else."""
+    return len(rest.split()) >= 4 and _CONTRAST_EN.search(rest) is not None and not _BACK_REFERENCE_EN.search(rest)
 
 
 def set_aside_non_member(text: str) -> tuple[str, str | None]:

@@ -11,7 +11,7 @@ import threading
 from flask import Blueprint, Response, current_app, jsonify, stream_with_context
 
 from kgrag.conversations import ConversationStore
-from kgrag.retrieve.followup import Turn
+from kgrag.retrieve.followup import Turn, remembered_chunks
 from kgrag.retrieve.pipeline import RetrievalError
 from kgrag.retrieve.trace import result_dict
 from kgrag.server.errors import ApiError
@@ -40,13 +40,13 @@ def _history(req: RetrieveRequest) -> list[Turn]:
     return req.turns()
 
 
-def _remember(req: RetrieveRequest, answer: str | None, cited: list[str], body: dict | None = None) -> None:
-    """Adds this turn to the named conversation (nothing without one), with the chunks the
-    answer cited, or the hit a retrieval showed first: what "and the next one?" starts from."""
+def _remember(req: RetrieveRequest, answer: str | None, cited: tuple[str, ...], body: dict | None = None) -> None:
+    """Adds this turn to the named conversation (nothing without one), with the chunks it
+    remembers (``remembered_chunks``): what "and the next one?" starts from."""
     if req.conversation_id is None:
         return
     kept = None if answer is None else answer[:MAX_ANSWER_CHARS]  # what a sent history may hold
-    turn = Turn(req.question.strip(), kept, tuple(cited[:MAX_CITED]))
+    turn = Turn(req.question.strip(), kept, cited[:MAX_CITED])
     conversation_store().append(req.conversation_id, turn)
     if body is not None:
         body["conversation_id"] = req.conversation_id
@@ -78,7 +78,7 @@ def retrieve():
     req = RetrieveRequest.model_validate(json_body())
     body = result_dict(_retrieve(req))
     body["trace_id"] = request_id()
-    _remember(req, None, [h["chunk_id"] for h in body["hits"][:1]], body)
+    _remember(req, None, remembered_chunks([], _shown(body["hits"]), abstained=False), body)
     return jsonify(body)
 
 
@@ -101,16 +101,13 @@ def query():
         "fallback_reason": answer.fallback_reason,
     }
     body["trace_id"] = request_id()
-    _remember(req, answer.text, _cited([c.chunk_id for c in answer.citations], body["hits"], answer.abstained), body)
+    cited = remembered_chunks([c.chunk_id for c in answer.citations], _shown(body["hits"]), answer.abstained)
+    _remember(req, answer.text, cited, body)
     return jsonify(body)
 
 
-def _cited(citations: list[str], hits: list[dict], abstained: bool) -> list[str]:
-    """The answer's cited chunks in citation order; an answer that cites none: the first hit
-    shown; an abstention: none ("the next one" after "not in the knowledge base" has no place)."""
-    if abstained:
-        return []
-    return list(dict.fromkeys(citations)) or [h["chunk_id"] for h in hits[:1]]
+def _shown(hits: list[dict]) -> list[str]:
+    return [h["chunk_id"] for h in hits]
 
 
 def _reply(result) -> str | None:
@@ -138,8 +135,8 @@ def _sse(req, question, result, generator, metrics) -> Response:
                 answer = event["answer"]
                 _outcome(metrics, bool(answer.get("abstained")), answer.get("mode", ""), answer.get("timings_ms", {}))
                 answer["trace_id"] = trace_id
-                cited = _cited([c["chunk_id"] for c in answer.get("citations") or []], retrieval["hits"],
-                               bool(answer.get("abstained")))
+                cited = remembered_chunks([c["chunk_id"] for c in answer.get("citations") or []],
+                                          _shown(retrieval["hits"]), bool(answer.get("abstained")))
                 _remember(req, answer.get("text") or answer.get("answer"), cited, answer)
             yield _event(event.get("type", "message"), event)
 
