@@ -205,12 +205,30 @@ def _search_filter(ctx: click.Context, param: click.Parameter, value: str | None
         raise click.BadParameter(str(e)) from e
 
 
+def _json_list(ctx: click.Context, param: click.Parameter, value: str | None):
+    if value is None:
+        return None
+    try:
+        parsed = json.loads(value)
+    except json.JSONDecodeError as e:
+        raise click.BadParameter(f"not valid JSON: {e}") from e
+    if not isinstance(parsed, list):
+        raise click.BadParameter(f"expected a JSON list of turns, got {type(parsed).__name__}")
+    return parsed
+
+
 @main.command()
 @click.argument("question")
 @click.option("--top-k", type=click.IntRange(1, 100), help="How many chunks to retrieve.")
 @click.option("--mode", "modes", multiple=True, type=click.Choice(["dense", "bm25", "graph"]), help="Retrieval paths (repeat; default all).")
 @click.option("--filters", "filters", metavar="JSON", callback=_search_filter,
               help='Search filters, as in the HTTP API: \'{"doc_id": id or [ids], "source": path, "section_path_prefix": "Guide / 2."}\'.')
+@click.option("--history", metavar="JSON", callback=_json_list,
+              help='Earlier turns, oldest first, as in the HTTP API: \'[{"question": "...", "answer": "...", '
+                   '"cited_chunk_ids": ["..."]}]\'; a follow-up ("and the next one?") is completed from them.')
+@click.option("--conversation-id", metavar="ID",
+              help="Instead of --history: a conversation kept in the data dir (or by the --server), as the web "
+                   "page keeps one: its earlier turns are the history, and this turn is added to it.")
 @click.option("--retrieve-only", is_flag=True, help="Print the ranked chunks, no answer.")
 @click.option("--json", "as_json", is_flag=True, help="Print the full response as JSON.")
 @click.option("--server", metavar="URL", envvar="KGRAG_SERVER_URL",
@@ -218,12 +236,11 @@ def _search_filter(ctx: click.Context, param: click.Parameter, value: str | None
                    "one request instead of seconds of model loading. Default: $KGRAG_SERVER_URL.")
 @click.pass_obj
 def query(settings: Settings, question: str, top_k: int | None, modes: tuple[str, ...], filters,
-          retrieve_only: bool, as_json: bool, server: str | None) -> None:
+          history: list | None, conversation_id: str | None, retrieve_only: bool, as_json: bool,
+          server: str | None) -> None:
     """Ask the knowledge base a question; prints the cited answer (or the ranked chunks)."""
-    if server:
-        body = _remote_query(server, question, top_k, modes, filters, retrieve_only)
-    else:
-        body = _local_query(settings, question, top_k, modes, filters, retrieve_only)
+    req = _request(question, top_k, modes, filters, history, conversation_id)
+    body = _remote_query(server, req, retrieve_only) if server else _local_query(settings, req, retrieve_only)
     if as_json:
         click.echo(json.dumps(body, ensure_ascii=False, indent=2))
     elif "answer" in body:
@@ -232,41 +249,79 @@ def query(settings: Settings, question: str, top_k: int | None, modes: tuple[str
         _print_hits(body)
 
 
-def _local_query(settings: Settings, question, top_k, modes, filters, retrieve_only: bool) -> dict:
-    """The response body ``/v1/query`` (or ``/v1/retrieve``) would send, computed here."""
+def _request(question: str, top_k: int | None, modes: tuple[str, ...], filters, history: list | None,
+             conversation_id: str | None):
+    """The options as the HTTP API's request, checked by the same model (question length,
+    history turns, conversation id, not both): exit 2 naming the first problem."""
+    from pydantic import ValidationError
+
+    from kgrag.server.schemas import RetrieveRequest
+
+    fields: dict = {"question": question, "top_k": top_k, "modes": list(modes) or None, "filters": filters}
+    if history is not None:
+        fields["history"] = history
+    if conversation_id is not None:
+        fields["conversation_id"] = conversation_id
+    try:
+        return RetrieveRequest.model_validate(fields)
+    except ValidationError as e:
+        first = e.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise click.UsageError(f"{where}: {first['msg']}" if where else first["msg"]) from e
+
+
+def _local_query(settings: Settings, req, retrieve_only: bool) -> dict:
+    """The response body ``/v1/query`` (or ``/v1/retrieve``) would send, computed here; with a
+    conversation id, the turn is kept in the data dir's conversation store as the server keeps it."""
+    from kgrag.conversations import ConversationStore
     from kgrag.errors import StoreError
+    from kgrag.retrieve.followup import Turn, remembered_chunks
     from kgrag.retrieve.pipeline import RetrievalError
     from kgrag.retrieve.trace import result_dict
+    from kgrag.server.schemas import MAX_ANSWER_CHARS, MAX_CITED
 
+    store = None
+    if req.conversation_id is not None:
+        store = ConversationStore(settings.data_dir, ttl_s=settings.server.conversation_ttl_s,
+                                  max_turns=settings.server.conversation_max_turns)
     comps = _components(settings)
     try:
+        history = store.turns(req.conversation_id) if store is not None else req.turns()
         try:
-            result = comps.retriever.retrieve(question, top_k=top_k, filters=filters, modes=modes or None)
+            result = comps.retriever.retrieve(req.question, top_k=req.top_k, filters=req.filters,
+                                              modes=req.mode_tuple(), history=history)
         except RetrievalError as e:
             raise click.UsageError(str(e)) from e
         except StoreError as e:  # a broken store: the knowledge base's fault, not the question's
             raise click.ClickException(f"a store failed: {e}") from e
+        shown = [h.chunk.id for h in result.hits]
         if retrieve_only:
-            return result_dict(result)
-        answer = comps.generator.answer(
-            question, result.hits, abstain=result.below_threshold, expansions=result.query.expansions,
-            reply=result.query.understanding.reply if result.query.understanding else None)
-        return answer.response(result)
+            body, said, cited = result_dict(result), None, remembered_chunks([], shown, abstained=False)
+        else:
+            completion = result.query.completion
+            answer = comps.generator.answer(
+                completion.for_generation if completion is not None else req.question, result.hits,
+                abstain=result.below_threshold, expansions=result.query.expansions,
+                reply=result.query.understanding.reply if result.query.understanding else None)
+            body, said = answer.response(result), answer.text[:MAX_ANSWER_CHARS]
+            cited = remembered_chunks([c.chunk_id for c in answer.citations], shown, answer.abstained)
+        if store is not None:
+            store.append(req.conversation_id, Turn(req.question.strip(), said, cited[:MAX_CITED]))
+            body["conversation_id"] = req.conversation_id
+        return body
     finally:
         comps.close()
+        if store is not None:
+            store.close()
 
 
-def _remote_query(server: str, question, top_k, modes, filters, retrieve_only: bool) -> dict:
+def _remote_query(server: str, req, retrieve_only: bool) -> dict:
     from kgrag.client import KgragClient, RemoteRefused
     from kgrag.errors import StoreError
 
-    request: dict = {"question": question}
-    if top_k is not None:
-        request["top_k"] = top_k
-    if modes:
-        request["modes"] = list(modes)
-    if filters is not None:
-        request["filters"] = filters.as_dict()
+    request = req.model_dump(mode="json", exclude_none=True, exclude_unset=True)
+    if req.filters is not None:
+        request["filters"] = req.filters.as_dict()
     try:
         return KgragClient(server).post("/v1/retrieve" if retrieve_only else "/v1/query", request)
     except RemoteRefused as e:

@@ -14,6 +14,8 @@ import pytest
 from click.testing import CliRunner
 
 from kgrag.cli import main
+from kgrag.conversations import ConversationStore
+from kgrag.retrieve.followup import Turn
 from kgrag.server.app import create_app
 from tests.conftest import REPO
 from tests.live_server import start_server
@@ -59,9 +61,12 @@ def test_remote_query_errors_keep_their_exit_codes(demo_kb, live_server):
     code, out = cli("query", "--server", live_server.url, "--filters", '{"source": "x.md"}', "--mode", "graph",
                     "--top-k", "3", "what?")
     assert code == 0  # a valid filter that matches nothing is no error
-    # a refusal by the server (question too long) is a usage error, exit 2, with its message
+    # a refusal by the server (a blank question) is a usage error, exit 2, with its message
+    code, out = cli("query", "--server", live_server.url, "   ")
+    assert code == 2 and "the server answered 400" in out and "question is empty" in out
+    # what the API's request model refuses (a question too long) is refused before sending
     code, out = cli("query", "--server", live_server.url, "x" * 20_000)
-    assert code == 2 and "the server answered 400" in out
+    assert code == 2 and "question: String should have at most 4000 characters" in out
     code, out = cli("query", "--server", "http://127.0.0.1:9", "what?")  # nothing listens on port 9
     assert code == 1 and "cannot reach the kgrag server" in out
 
@@ -136,3 +141,44 @@ def test_remote_commands_load_no_model_in_the_calling_process(live_server):
     out = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
+
+
+def test_query_follow_ups_from_the_command_line_locally_and_through_the_server(demo_kb, live_server):
+    """``--history`` and ``--conversation-id`` complete a follow-up as the HTTP API does; the
+    options are checked by the API's request model (exit 2 naming the field)."""
+    data = ["--data-dir", str(demo_kb.settings.data_dir)]
+    previous = "Which manuscripts are known as the Books of Clanranald?"
+    follow_up = "And who kept them?"
+
+    def conversation(*args: str) -> dict:
+        code, out = cli(*data, "query", "--retrieve-only", "--json", *args)
+        assert code == 0, out
+        return json.loads(out)
+
+    alone = conversation(follow_up)
+    assert alone["trace"]["conversation"] is None
+    sent = conversation("--history", json.dumps([{"question": previous}]), follow_up)
+    assert sent["trace"]["conversation"]["followup"] and sent["trace"]["conversation"]["carried_from"] == [previous]
+    for where in ([], ["--server", live_server.url]):
+        thread = f"cli-thread-{len(where)}"
+        first = conversation(*where, "--conversation-id", thread, previous)
+        assert first["conversation_id"] == thread and first["trace"]["conversation"] is None
+        second = conversation(*where, "--conversation-id", thread, follow_up)
+        assert second["trace"]["conversation"]["carried_from"] == [previous]
+        assert [h["chunk_id"] for h in second["hits"]] == [h["chunk_id"] for h in sent["hits"]]
+        # Both kept the turns in the data dir's store, with the first hit shown as the one to go on from.
+        store = ConversationStore(demo_kb.settings.data_dir, ttl_s=60, max_turns=5)
+        kept = store.turns(thread)
+        store.close()
+        assert kept == [Turn(previous, None, (first["hits"][0]["chunk_id"],)),
+                        Turn(follow_up, None, (second["hits"][0]["chunk_id"],))]
+
+    for args, message in [
+        (["--history", '[{"question": "y"}]', "--conversation-id", "t"], "not both"),
+        (["--history", '[{"question": ""}]'], "history.0.question"),
+        (["--history", '{"question": "y"}'], "expected a JSON list"),
+        (["--history", "[{"], "not valid JSON"),
+        (["--conversation-id", "no spaces allowed"], "conversation_id"),
+    ]:
+        code, out = cli(*data, "query", "--retrieve-only", *args, "x?")
+        assert code == 2 and message in out, (args, out)
