@@ -10,7 +10,7 @@ import pytest
 from kgrag.eval.runner import EvalConfigError, parse_mode, parse_modes, run_eval
 from kgrag.retrieve.followup import Turn
 from kgrag.retrieve.fusion import Fused, Fusion
-from kgrag.retrieve.iterate import EntityFeedbackDriver, RoundPlan, run_rounds
+from kgrag.retrieve.iterate import DENSE_CONTEXT_CHARS, DENSE_CONTEXT_UNITS, EntityFeedbackDriver, RoundPlan, run_rounds
 from kgrag.retrieve.types import LinkedEntity, PathResult, Query
 from kgrag.types import ScoredId
 from tests.conftest import write_jsonl
@@ -39,6 +39,24 @@ def test_the_entity_driver_seeds_what_the_best_hit_names_and_not_what_was_search
     flat = Fusion([Fused(film, 1.0, {})], {"graph": 0.2}, {"graph": "no page"})
     assert "no page of a question entity" in driver.plan(query, flat, set(), []).stop
     assert "names no entity" in driver.plan(Query(TWO_HOP), fusion, set(), []).stop
+
+
+def test_the_dense_round_reads_the_best_hits_opening_by_words_or_han_characters(demo_kb):
+    # 600 characters of English are ~100 words; 600 of Chinese ~450 subword tokens, which the
+    # e5 model embeds 3.5x slower than 120 (README, iteration): the opening is counted in units.
+    film = _chunk_of(demo_kb, "film-glass-harbor")
+    query = Query(TWO_HOP, linked=[LinkedEntity("Glass Harbor", "glass harbor", "Glass Harbor", "exact")])
+    fusion = Fusion([Fused(film, 1.0, {})], {"graph": 1.0})
+
+    def dense_text(text: str) -> str:
+        driver = EntityFeedbackDriver(demo_kb.graph.chunk_entities, lambda ids: [text], lambda: 1)
+        plan = driver.plan(query, fusion, {"glass harbor"}, [])
+        assert plan.stop is None and plan.dense_text.startswith(TWO_HOP + " ")
+        return plan.dense_text[len(TWO_HOP) + 1:]
+
+    english = " ".join(["director"] * 100)  # 899 characters, 100 words
+    assert dense_text(english) == english[:DENSE_CONTEXT_CHARS]
+    assert dense_text("导演" * 300) == "导演" * (DENSE_CONTEXT_UNITS // 2)
 
 
 def test_retrieval_rounds_are_traced_and_later_lists_are_fused(demo_kb):

@@ -15,6 +15,7 @@ from kgrag.lexicon.scripts import (
     has_latin_capital,
     is_char_breakable,
     is_no_space_char,
+    opening,
 )
 from kgrag.lexicon.titles import is_name_like_title, section_heading, title_aliases
 
@@ -36,6 +37,16 @@ def test_each_script_class_answers_its_own_question():
 def test_units_are_words_and_single_unspaced_characters():
     text = normalize_alias("Lowest Common Ancestor 最近祖先 ひら 한국어")
     assert [text[s:e] for s, e in units(text)] == ["lowest", "common", "ancestor", "最", "近", "祖", "先", "ひ", "ら", "한국어"]
+
+
+def test_an_opening_counts_words_and_single_han_characters_alike():
+    # A budget in words would hold 600 Chinese characters (~450 subword tokens) as one "word".
+    assert opening("The director of Glass Harbor was born in Tartu.", 4) == "The director of Glass"
+    assert opening("最近公共祖先（LCA）是树上两个结点的祖先", 7) == "最近公共祖先（LCA）"
+    assert opening("Lowest 最近 common", 2) == "Lowest 最"
+    assert opening("short text", 120) == "short text" and opening("anything", 0) == ""
+    chinese = "最" * 600
+    assert len(opening(chinese, 120)) == 120
 
 
 def test_find_aliases_grows_from_every_unit_until_no_alias_can_continue():

@@ -117,3 +117,19 @@ def script_counts(text: str) -> tuple[int, int, int]:
     """(Han characters, Latin-script words, other letters: kana, Hangul, Cyrillic ...) in
     ``text``: what a document's language facet is decided from (``kgrag.facets``)."""
     return len(_HAN_CHAR.findall(text)), len(_LATIN_WORD.findall(text)), len(_OTHER_LETTER.findall(text))
+
+
+_TEXT_UNIT = re.compile(f"[{CHAR_BREAKABLE}]|[^\\s{CHAR_BREAKABLE}]+")
+
+
+def opening(text: str, units: int) -> str:
+    """The start of ``text`` holding at most ``units`` units: a Han, kana or Hangul character is
+    one, and so is each other run of non-space characters (a word, a number). Close to a
+    subword model's token count in either script, where a character budget is not: 600
+    characters are ~100 words of English but ~450 tokens of Chinese."""
+    if units <= 0:
+        return ""
+    for i, match in enumerate(_TEXT_UNIT.finditer(text)):
+        if i == units:
+            return text[: match.start()].rstrip()
+    return text
