@@ -206,6 +206,7 @@ def _search_filter(ctx: click.Context, param: click.Parameter, value: str | None
 
 
 def _json_list(ctx: click.Context, param: click.Parameter, value: str | None):
+    """``--history`` JSON → a list; its turns are checked with the rest of the request (``_request``)."""
     if value is None:
         return None
     try:
