@@ -253,9 +253,10 @@ def query(settings: Settings, question: str, top_k: int | None, modes: tuple[str
 def _request(question: str, top_k: int | None, modes: tuple[str, ...], filters, history: list | None,
              conversation_id: str | None):
     """The options as the HTTP API's request, checked by the same model (question length,
-    history turns, conversation id, not both): exit 2 naming the first problem."""
+    history turns, conversation id, not both): exit 2 naming each problem as the API's 400 does."""
     from pydantic import ValidationError
 
+    from kgrag.server.errors import validation_message
     from kgrag.server.schemas import RetrieveRequest
 
     fields: dict = {"question": question, "top_k": top_k, "modes": list(modes) or None, "filters": filters}
@@ -265,10 +266,8 @@ def _request(question: str, top_k: int | None, modes: tuple[str, ...], filters, 
         fields["conversation_id"] = conversation_id
     try:
         return RetrieveRequest.model_validate(fields)
-    except ValidationError as e:
-        first = e.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise click.UsageError(f"{where}: {first['msg']}" if where else first["msg"]) from e
+    except ValidationError as e:  # named as the API's 400 names it
+        raise click.UsageError(validation_message(e)) from e
 
 
 def _local_query(settings: Settings, req, retrieve_only: bool) -> dict:
@@ -276,15 +275,11 @@ def _local_query(settings: Settings, req, retrieve_only: bool) -> dict:
     conversation id, the turn is kept in the data dir's conversation store as the server keeps it."""
     from kgrag.conversations import ConversationStore
     from kgrag.errors import StoreError
-    from kgrag.retrieve.followup import Turn, remembered_chunks
+    from kgrag.retrieve.followup import remembered_chunks
     from kgrag.retrieve.pipeline import RetrievalError
     from kgrag.retrieve.trace import result_dict
-    from kgrag.server.schemas import MAX_ANSWER_CHARS, MAX_CITED
 
-    store = None
-    if req.conversation_id is not None:
-        store = ConversationStore(settings.data_dir, ttl_s=settings.server.conversation_ttl_s,
-                                  max_turns=settings.server.conversation_max_turns)
+    store = ConversationStore.for_settings(settings) if req.conversation_id is not None else None
     comps = _components(settings)
     try:
         history = store.turns(req.conversation_id) if store is not None else req.turns()
@@ -304,10 +299,10 @@ def _local_query(settings: Settings, req, retrieve_only: bool) -> dict:
                 completion.for_generation if completion is not None else req.question, result.hits,
                 abstain=result.below_threshold, expansions=result.query.expansions,
                 reply=result.query.understanding.reply if result.query.understanding else None)
-            body, said = answer.response(result), answer.text[:MAX_ANSWER_CHARS]
+            body, said = answer.response(result), answer.text
             cited = remembered_chunks([c.chunk_id for c in answer.citations], shown, answer.abstained)
         if store is not None:
-            store.append(req.conversation_id, Turn(req.question.strip(), said, cited[:MAX_CITED]))
+            store.append(req.conversation_id, req.kept_turn(said, cited))
             body["conversation_id"] = req.conversation_id
         return body
     finally:

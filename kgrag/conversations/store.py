@@ -17,9 +17,13 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kgrag.errors import StoreError
 from kgrag.retrieve.followup import Turn
+
+if TYPE_CHECKING:
+    from kgrag.config import Settings
 
 FILE_NAME = "conversations.sqlite"
 
@@ -48,6 +52,13 @@ def _add_cited(conn: sqlite3.Connection) -> None:
 
 
 class ConversationStore:
+    @classmethod
+    def for_settings(cls, settings: Settings) -> ConversationStore:
+        """The store in ``settings.data_dir`` with the server's TTL and turn bound (the server's
+        routes and ``kgrag query --conversation-id`` keep conversations alike)."""
+        return cls(settings.data_dir, ttl_s=settings.server.conversation_ttl_s,
+                   max_turns=settings.server.conversation_max_turns)
+
     def __init__(self, data_dir: Path | str, *, ttl_s: float, max_turns: int,
                  clock: Callable[[], float] = time.time) -> None:
         """``clock``: seconds since the epoch (tests pass their own to expire without waiting)."""

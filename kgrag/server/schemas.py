@@ -101,6 +101,12 @@ class RetrieveRequest(BaseModel):
     def turns(self) -> list[Turn]:
         return [t.turn() for t in self.history]
 
+    def kept_turn(self, answer: str | None, cited: tuple[str, ...]) -> Turn:
+        """The turn this request adds to its conversation, within what a sent history may hold:
+        the answer cut to ``MAX_ANSWER_CHARS``, at most ``MAX_CITED`` cited chunks."""
+        kept = None if answer is None else answer[:MAX_ANSWER_CHARS]
+        return Turn(self.question.strip(), kept, cited[:MAX_CITED])
+
 
 class QueryRequest(RetrieveRequest):
     stream: bool = Field(False, strict=True)

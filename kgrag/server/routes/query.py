@@ -16,7 +16,7 @@ from kgrag.retrieve.pipeline import RetrievalError
 from kgrag.retrieve.trace import result_dict
 from kgrag.server.errors import ApiError
 from kgrag.server.request_log import note, request_id
-from kgrag.server.schemas import MAX_ANSWER_CHARS, MAX_CITED, QueryRequest, RetrieveRequest, json_body
+from kgrag.server.schemas import QueryRequest, RetrieveRequest, json_body
 
 bp = Blueprint("query", __name__)
 _STORE_LOCK = threading.Lock()
@@ -27,9 +27,7 @@ def conversation_store() -> ConversationStore:
     with _STORE_LOCK:
         store = current_app.config.get("KGRAG_CONVERSATIONS")
         if store is None:
-            settings = current_app.config["KGRAG_SETTINGS"]
-            store = ConversationStore(settings.data_dir, ttl_s=settings.server.conversation_ttl_s,
-                                      max_turns=settings.server.conversation_max_turns)
+            store = ConversationStore.for_settings(current_app.config["KGRAG_SETTINGS"])
             current_app.config["KGRAG_CONVERSATIONS"] = store
         return store
 
@@ -45,9 +43,7 @@ def _remember(req: RetrieveRequest, answer: str | None, cited: tuple[str, ...], 
     remembers (``remembered_chunks``): what "and the next one?" starts from."""
     if req.conversation_id is None:
         return
-    kept = None if answer is None else answer[:MAX_ANSWER_CHARS]  # what a sent history may hold
-    turn = Turn(req.question.strip(), kept, cited[:MAX_CITED])
-    conversation_store().append(req.conversation_id, turn)
+    conversation_store().append(req.conversation_id, req.kept_turn(answer, cited))
     if body is not None:
         body["conversation_id"] = req.conversation_id
 
