@@ -37,6 +37,9 @@ LINKS_TO = "LINKS_TO"
 ALIAS_OF = "ALIAS_OF"
 LEADS = "LEADS"
 
+# Chunk.metadata key of a chunk's section starts, when it spans several ([[offset, path], ...]).
+SECTIONS_KEY = "sections"
+
 
 @dataclass
 class Document:
@@ -90,6 +93,18 @@ class Chunk:
     @property
     def searchable(self) -> bool:
         return not self.is_parent
+
+    def section_at(self, offset: int) -> str:
+        """The section path of the text at ``offset`` (in ``text``): ``section_path`` unless the
+        chunk spans several sections, whose starts the chunker keeps under
+        ``metadata[SECTIONS_KEY]`` as ``[[offset, path], ...]``. ``section_path`` is then their
+        common ancestor (often the document itself), too coarse to cite a sentence by."""
+        path = self.section_path
+        for start, section in self.metadata.get(SECTIONS_KEY) or ():
+            if start > offset:
+                break
+            path = section
+        return path
 
     @property
     def headed_text(self) -> str:

@@ -21,6 +21,7 @@ from kgrag.generate.sentences import (
     terms,
 )
 from kgrag.generate.types import Citation, Source
+from kgrag.types import Chunk
 
 _NUMBER = r"\d{1,4}"
 _SEPARATOR = r"\s*(?:[,，、;；]|[-–—~])\s*"
@@ -185,10 +186,20 @@ def citation_for(source: Source, sentence: Sentence | None) -> Citation:
         source=chunk.source,
         title=chunk.title,
         page=chunk.page,
-        section_path=chunk.section_path,
+        section_path=section_of(source, sentence, chunk, span),
         snippet=shorten(plain(sentence.text)) if sentence is not None else shorten(source.text),
         highlights=[span] if span else [],
     )
+
+
+def section_of(source: Source, sentence: Sentence | None, chunk: Chunk, span: list[int] | None) -> str:
+    """The section path of the quoted sentence: where it lies in the cited chunk, or, for a
+    sentence of the context outside that chunk, where it lies in the context (a parent)."""
+    if span:
+        return chunk.section_at(span[0])
+    if sentence is not None and source.context.start <= source.offset + sentence.start < source.context.end:
+        return source.context.section_at(source.offset + sentence.start - source.context.start)
+    return chunk.section_path
 
 
 def chunk_span(source: Source, sentence: Sentence, chunk_text: str, chunk_start: int) -> list[int] | None:

@@ -19,12 +19,13 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from collections.abc import Callable
+from typing import Any
 
 from kgrag.config import ChunkingSettings
 from kgrag.ingest.chunking.atoms import Atom, glue_headings, refine, region_atoms
 from kgrag.ingest.chunking.packing import pack
-from kgrag.ingest.chunking.structure import Structure, document_structure
-from kgrag.types import Chunk, Document, child_chunk_id
+from kgrag.ingest.chunking.structure import Region, Structure, document_structure
+from kgrag.types import SECTIONS_KEY, Chunk, Document, child_chunk_id
 
 _NON_SPACE = re.compile(r"\S")
 
@@ -126,18 +127,32 @@ class _ChunkBuilder:
                 ordinal=ordinal,
                 parent_id=parent_id,
                 is_parent=is_parent,
+                metadata=self._section_starts(start, end),
             )
         )
         return chunk_id
+
+    def _covered(self, start: int, end: int) -> list[Region]:
+        lo = max(bisect_right(self._region_starts, start) - 1, 0)
+        hi = bisect_right(self._region_starts, max(start, end - 1))
+        return self._regions[lo:hi]
+
+    def _section_starts(self, start: int, end: int) -> dict[str, list[list[Any]]]:
+        """``{SECTIONS_KEY: [[offset in the chunk, path], ...]}`` when the span holds more than one
+        section (``Chunk.section_at``); else nothing. A heading is in the section it opens."""
+        starts: list[list[Any]] = []
+        for region in self._covered(start, end):
+            path = self._path_separator.join(region.path)
+            if not starts or starts[-1][1] != path:
+                starts.append([max(region.start - start, 0), path])
+        return {SECTIONS_KEY: starts} if len(starts) > 1 else {}
 
     def _section_path(self, start: int, end: int) -> str:
         """The deepest section holding all of the span's text (Markdown: trail joined by " / ").
 
         For code, a span over several top-level definitions lists their names instead.
         """
-        lo = max(bisect_right(self._region_starts, start) - 1, 0)
-        hi = bisect_right(self._region_starts, max(start, end - 1))
-        covered = self._regions[lo:hi]
+        covered = self._covered(start, end)
         # A heading glued to the section below it (a heading-only section such as a document
         # title) does not pull the path up: the path names the sections whose text is here.
         bodies = [r for r in covered if r.kind != "heading"]
