@@ -294,11 +294,7 @@ def _local_query(settings: Settings, req, retrieve_only: bool) -> dict:
         if retrieve_only:
             body, said, cited = result_dict(result), None, remembered_chunks([], shown, abstained=False)
         else:
-            completion = result.query.completion
-            answer = comps.generator.answer(
-                completion.for_generation if completion is not None else req.question, result.hits,
-                abstain=result.below_threshold, expansions=result.query.expansions,
-                reply=result.query.understanding.reply if result.query.understanding else None)
+            answer = comps.generator.answer_to(req.question, result)
             body, said = answer.response(result), answer.text
             cited = remembered_chunks([c.chunk_id for c in answer.citations], shown, answer.abstained)
         if store is not None:

@@ -16,7 +16,7 @@ from kgrag.generate.citations import CheckResult, check, chunk_span, citation_fo
 from kgrag.generate.prompt import build_messages, build_sources
 from kgrag.generate.types import Answer, Citation, Source
 from kgrag.lexicon.scripts import has_han
-from kgrag.retrieve.types import Hit
+from kgrag.retrieve.types import Hit, RetrievalResult
 
 ABSTAIN_EN = "The knowledge base does not say anything that answers this question."
 ABSTAIN_ZH = "知识库中没有相关信息，无法回答这个问题。"
@@ -34,6 +34,17 @@ def abstention(question: str) -> Answer:
 def small_talk(reply: str) -> Answer:
     """The reply to a greeting or thanks (``kgrag.retrieve.understand``): nothing was retrieved."""
     return Answer(text=reply, citations=[], abstained=False, mode="small_talk")
+
+
+def _generation_args(question: str, result: RetrievalResult) -> tuple[str, list[Hit]]:
+    completion = result.query.completion
+    return (completion.for_generation if completion is not None else question), result.hits
+
+
+def _generation_options(result: RetrievalResult) -> dict:
+    understanding = result.query.understanding
+    return {"abstain": result.below_threshold, "expansions": result.query.expansions,
+            "reply": understanding.reply if understanding is not None else None}
 
 
 class Generator:
@@ -85,6 +96,16 @@ class Generator:
         answer = self._checked_llm_answer(text, sources)
         answer.timings_ms["llm"] = _ms(llm_started)
         return _timed(answer, started)
+
+    def answer_to(self, question: str, result: RetrievalResult) -> Answer:
+        """``answer`` to ``question`` as asked, from its retrieval: a follow-up read as completed
+        from the conversation, the abstention, alias expansions and small-talk reply taken from
+        ``result`` — what the HTTP API, its stream and ``kgrag query`` all answer with."""
+        return self.answer(*_generation_args(question, result), **_generation_options(result))
+
+    def stream_to(self, question: str, result: RetrievalResult) -> Iterator[dict]:
+        """``stream`` with the arguments ``answer_to`` uses."""
+        return self.stream(*_generation_args(question, result), **_generation_options(result))
 
     def stream(self, question: str, hits: Sequence[Hit], *, abstain: bool = False,
                expansions: Sequence[str] = (), reply: str | None = None) -> Iterator[dict]:

@@ -84,12 +84,9 @@ def query():
     result = _retrieve(req)
     generator = current_app.config["KGRAG_COMPONENTS"].generator
     metrics = current_app.config["KGRAG_METRICS"]
-    completion = result.query.completion
-    question = completion.for_generation if completion is not None else req.question
     if req.stream:
-        return _sse(req, question, result, generator, metrics)
-    answer = generator.answer(question, result.hits, abstain=result.below_threshold,
-                              expansions=result.query.expansions, reply=_reply(result))
+        return _sse(req, result, generator, metrics)
+    answer = generator.answer_to(req.question, result)
     _outcome(metrics, answer.abstained, answer.mode, answer.timings_ms)
     body = answer.response(result)
     body["trace"]["generation"] = {
@@ -106,27 +103,20 @@ def _shown(hits: list[dict]) -> list[str]:
     return [h["chunk_id"] for h in hits]
 
 
-def _reply(result) -> str | None:
-    """The short reply when the question was small talk (nothing was retrieved)."""
-    u = result.query.understanding
-    return None if u is None else u.reply
-
-
 def _outcome(metrics, abstained: bool, mode: str, timings_ms: dict) -> None:
     if abstained:
         metrics.abstentions.inc()
     note(abstained=abstained, answer_mode=mode, generation_ms=timings_ms)
 
 
-def _sse(req, question, result, generator, metrics) -> Response:
+def _sse(req, result, generator, metrics) -> Response:
     trace_id = request_id()
 
     def events():
         retrieval = result_dict(result)
         retrieval["trace_id"] = trace_id
         yield _event("retrieval", retrieval)
-        for event in generator.stream(question, result.hits, abstain=result.below_threshold,
-                                      expansions=result.query.expansions, reply=_reply(result)):
+        for event in generator.stream_to(req.question, result):
             if event.get("type") == "answer":
                 answer = event["answer"]
                 _outcome(metrics, bool(answer.get("abstained")), answer.get("mode", ""), answer.get("timings_ms", {}))
