@@ -37,8 +37,10 @@ LINKS_TO = "LINKS_TO"
 ALIAS_OF = "ALIAS_OF"
 LEADS = "LEADS"
 
-# Chunk.metadata key of a chunk's section starts, when it spans several ([[offset, path], ...]).
+# Chunk.metadata keys of where a chunk's sections / pages start, when it spans several
+# ([[offset in the chunk's text, path or page], ...]; read by Chunk.section_at / page_at).
 SECTIONS_KEY = "sections"
+PAGES_KEY = "pages"
 
 
 @dataclass
@@ -97,14 +99,15 @@ class Chunk:
     def section_at(self, offset: int) -> str:
         """The section path of the text at ``offset`` (in ``text``): ``section_path`` unless the
         chunk spans several sections, whose starts the chunker keeps under
-        ``metadata[SECTIONS_KEY]`` as ``[[offset, path], ...]``. ``section_path`` is then their
-        common ancestor (often the document itself), too coarse to cite a sentence by."""
-        path = self.section_path
-        for start, section in self.metadata.get(SECTIONS_KEY) or ():
-            if start > offset:
-                break
-            path = section
-        return path
+        ``metadata[SECTIONS_KEY]``. ``section_path`` is then their common ancestor (often the
+        document itself), too coarse to cite a sentence by."""
+        return str(_value_at(self.metadata.get(SECTIONS_KEY), offset, self.section_path))
+
+    def page_at(self, offset: int) -> int | None:
+        """The page of the text at ``offset``: ``page`` (where the chunk starts) unless the chunk
+        runs over a page break, whose pages the chunker keeps under ``metadata[PAGES_KEY]``."""
+        page = _value_at(self.metadata.get(PAGES_KEY), offset, self.page)
+        return None if page is None else int(page)
 
     @property
     def headed_text(self) -> str:
@@ -114,6 +117,16 @@ class Chunk:
         if head and not self.text.startswith(self.title or "\0"):
             return f"{head}\n{self.text}"
         return self.text
+
+
+def _value_at(starts: list[list[Any]] | None, offset: int, default: Any) -> Any:
+    """The value of the last ``[start, value]`` with ``start <= offset`` (``default`` before the first)."""
+    value = default
+    for start, here in starts or ():
+        if start > offset:
+            break
+        value = here
+    return value
 
 
 @dataclass

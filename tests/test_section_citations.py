@@ -1,8 +1,9 @@
-"""A citation names the section its sentence is in, also inside a chunk that spans several.
+"""A citation names the section and page its sentence is on, also inside a chunk that spans several.
 
 Small sections share a chunk; the chunk's ``section_path`` is then their common ancestor
 (what the ``section_path_prefix`` filter needs), and the chunker keeps each section's start
-(``Chunk.section_at``) so that the answer can cite the exact one.
+(``Chunk.section_at``) so that the answer can cite the exact one. Likewise a chunk over a page
+break keeps ``page`` (where it starts) and each page's start (``Chunk.page_at``).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from pathlib import Path
 from kgrag.config import ChunkingSettings
 from kgrag.ingest.chunking import Chunker
 from kgrag.ingest.loaders import load
-from kgrag.types import SECTIONS_KEY
+from kgrag.types import PAGES_KEY, SECTIONS_KEY
 
 GUIDE = Path(__file__).parent / "fixtures" / "docs" / "permission_guide.md"
 
@@ -90,3 +91,38 @@ def test_a_sentence_of_the_parent_outside_the_matched_child_is_cited_by_the_pare
     citation = citation_for(source, auditor)
     assert citation.chunk_id == child.id and citation.highlights == []
     assert citation.section_path == "用户权限管理指南 / 2. 角色定义 / 2.3 审计员"
+
+
+def _two_page_pdf(path: Path) -> None:
+    from reportlab.pdfgen import canvas
+
+    pdf = canvas.Canvas(str(path))
+    pdf.setTitle("Fruit report")
+    pdf.drawString(72, 720, "The first page is about apples. Apples grow on trees in orchards.")
+    pdf.showPage()
+    pdf.drawString(72, 720, "The second page is about bananas. Bananas grow in tropical plantations.")
+    pdf.showPage()
+    pdf.save()
+
+
+def test_a_chunk_over_a_page_break_keeps_where_each_page_starts(tmp_path):
+    _two_page_pdf(tmp_path / "fruit.pdf")
+    [doc] = load(tmp_path / "fruit.pdf")
+    [chunk] = Chunker(ChunkingSettings()).chunk(doc)  # one short chunk over both pages
+    second = chunk.text.index("The second page")
+    assert chunk.page == 1 and chunk.metadata[PAGES_KEY] == [[0, 1], [doc.pages[1][0] - chunk.start, 2]]
+    assert chunk.page_at(0) == chunk.page_at(second - 1) == 1 and chunk.page_at(second) == 2
+    small = Chunker(ChunkingSettings(child_size=60, child_overlap=0, parent_size=100)).chunk(doc)
+    assert all(PAGES_KEY not in c.metadata for c in small if not c.is_parent)  # each on one page
+
+
+def test_the_answer_cites_the_page_its_sentence_is_on(components, tmp_path):
+    _two_page_pdf(tmp_path / "fruit.pdf")
+    assert not components.ingest_job().run([tmp_path / "fruit.pdf"], progress=False).failed
+    question = "Where do bananas grow?"
+    result = components.retriever.retrieve(question)
+    answer = components.generator.answer(question, result.hits, abstain=result.below_threshold)
+    [citation] = answer.citations
+    assert "tropical plantations" in citation.snippet
+    assert next(h.chunk for h in result.hits if h.chunk.id == citation.chunk_id).page == 1
+    assert citation.page == 2

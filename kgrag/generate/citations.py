@@ -179,27 +179,29 @@ def citation_for(source: Source, sentence: Sentence | None) -> Citation:
         hit = next((h for h in source.hits if h.chunk.start <= at < h.chunk.end), hit)
     chunk = hit.chunk
     span = chunk_span(source, sentence, chunk.text, chunk.start) if sentence is not None else None
+    where, at = _quoted_in(source, sentence, chunk, span)
     return Citation(
         n=source.n,
         chunk_id=chunk.id,
         doc_id=chunk.doc_id,
         source=chunk.source,
         title=chunk.title,
-        page=chunk.page,
-        section_path=section_of(source, sentence, chunk, span),
+        page=where.page_at(at),
+        section_path=where.section_at(at),
         snippet=shorten(plain(sentence.text)) if sentence is not None else shorten(source.text),
         highlights=[span] if span else [],
     )
 
 
-def section_of(source: Source, sentence: Sentence | None, chunk: Chunk, span: list[int] | None) -> str:
-    """The section path of the quoted sentence: where it lies in the cited chunk, or, for a
-    sentence of the context outside that chunk, where it lies in the context (a parent)."""
+def _quoted_in(source: Source, sentence: Sentence | None, chunk: Chunk, span: list[int] | None) -> tuple[Chunk, int]:
+    """The chunk and offset whose section and page are the quoted sentence's: its place in the
+    cited chunk, or, for a sentence of the context outside that chunk, in the context (a parent);
+    the cited chunk's start when neither is known."""
     if span:
-        return chunk.section_at(span[0])
+        return chunk, span[0]
     if sentence is not None and source.context.start <= source.offset + sentence.start < source.context.end:
-        return source.context.section_at(source.offset + sentence.start - source.context.start)
-    return chunk.section_path
+        return source.context, source.offset + sentence.start - source.context.start
+    return chunk, 0
 
 
 def chunk_span(source: Source, sentence: Sentence, chunk_text: str, chunk_start: int) -> list[int] | None:

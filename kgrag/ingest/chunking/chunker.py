@@ -25,7 +25,7 @@ from kgrag.config import ChunkingSettings
 from kgrag.ingest.chunking.atoms import Atom, glue_headings, refine, region_atoms
 from kgrag.ingest.chunking.packing import pack
 from kgrag.ingest.chunking.structure import Region, Structure, document_structure
-from kgrag.types import SECTIONS_KEY, Chunk, Document, child_chunk_id
+from kgrag.types import PAGES_KEY, SECTIONS_KEY, Chunk, Document, child_chunk_id
 
 _NON_SPACE = re.compile(r"\S")
 
@@ -127,7 +127,7 @@ class _ChunkBuilder:
                 ordinal=ordinal,
                 parent_id=parent_id,
                 is_parent=is_parent,
-                metadata=self._section_starts(start, end),
+                metadata=self._section_starts(start, end) | self._page_starts_in(start, end),
             )
         )
         return chunk_id
@@ -168,6 +168,17 @@ class _ChunkBuilder:
         if not common and self.doc.format == "code":
             return ", ".join(dict.fromkeys(path[0] for path in paths))
         return self._path_separator.join(common)
+
+    def _page_starts_in(self, start: int, end: int) -> dict[str, list[list[int]]]:
+        """``{PAGES_KEY: [[offset in the chunk, page], ...]}`` when the span runs over a page break."""
+        if not self._page_starts:
+            return {}
+        first = max(bisect_right(self._page_starts, start) - 1, 0)
+        last = bisect_right(self._page_starts, max(start, end - 1))
+        pages = self.doc.pages[first:last]
+        if len(pages) < 2:
+            return {}
+        return {PAGES_KEY: [[max(at - start, 0), page] for at, page in pages]}
 
     def _page(self, start: int) -> int | None:
         if not self._page_starts:
