@@ -72,13 +72,13 @@ def choose(question: str, sources: Sequence[Source], names: Sequence[str] = ()) 
     names = [_bare_title(n) for n in names]  # "Black Book (film)": the disambiguation is no question word
     query = terms(" ".join([question, *names]))
     weights = _query_weights(query, candidates, len(sources))
-    total = sum(weights.values())
+    total = math.fsum(weights.values())
     kind = ask_of(question)
     name_terms = _name_terms(question, names)
     asked = terms(question)
     chinese = has_han(question)
     for c in candidates:
-        covered = sum(weights.get(t, 0.0) for t in c.terms)
+        covered = math.fsum(weights.get(t, 0.0) for t in c.terms)
         length_discount = 1 + max(0, len(c.body) - LONG_SENTENCE) / (2 * LONG_SENTENCE)
         rank_discount = 1 + RANK_DISCOUNT * (c.source.n - 1)
         c.score = covered / total / length_discount / rank_discount if total else 0.0
@@ -199,7 +199,7 @@ def _bare_title(title: str) -> str:
 
 
 def _gain(c: Pick, weights: dict[str, float], covered: set[str]) -> float:
-    return sum(weights.get(t, 0.0) for t in c.terms - covered)
+    return math.fsum(weights.get(t, 0.0) for t in c.terms - covered)
 
 
 def _query_weights(query: set[str], candidates: list[Pick], n_sources: int) -> dict[str, float]:
