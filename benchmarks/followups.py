@@ -16,7 +16,11 @@ turn has cited anything. This script puts both back as a user meets them:
    citations remembered, as ``/v1/query`` and the web page do);
 3. a hit finds the gold section when its span in the page overlaps the section by at least half
    of the section or 200 characters. R@1 and R@5 per way, and per question the rank of the gold
-   section, are printed (JSON with ``--json``).
+   section, are printed (JSON with ``--json``);
+4. the follow-up is answered as the server answers it (``Generator.answer_to``: a positional one
+   reads the row or list item asked for, ``kgrag.generate.positional``), and "answer" counts the
+   answers holding a gold answer string (``kgrag.eval.answers.answer_contains``; an abstention
+   holds none).
 """
 
 from __future__ import annotations
@@ -78,6 +82,7 @@ def main() -> None:
 
     from kgrag.components import Components
     from kgrag.config import Settings
+    from kgrag.eval.answers import answer_contains
     from kgrag.retrieve.followup import Turn, remembered_chunks
 
     work = args.work or Path(tempfile.mkdtemp(prefix="kgrag-followups-"))
@@ -110,18 +115,22 @@ def main() -> None:
         shown = remembered_chunks([], ids, abstained=False)
         cited = remembered_chunks([c.chunk_id for c in answer.citations], ids, answer.abstained)
         row = {"id": q["id"], "question": q["question"], "context": contexts[-1], "gold": q["gold_ids"][0],
-               "cited": list(cited), "ranks": {}}
+               "cited": list(cited), "ranks": {}, "answers": {}, "contains": {}}
         for way, turn in zip(WAYS, (Turn(contexts[-1]), Turn(contexts[-1], None, shown),
                                     Turn(contexts[-1], answer.text, cited)), strict=True):
             result = retriever.retrieve(q["question"], top_k=k, history=[*earlier, turn])
             row["ranks"][way] = gold_rank(result.hits, spans[q["gold_ids"][0]])
+            said = generator.answer_to(q["question"], result)
+            row["answers"][way] = said.text
+            row["contains"][way] = not said.abstained and answer_contains(said.text, q.get("answers") or [])
         rows.append(row)
     comps.close()
-    print(f"| way ({len(rows)} {args.category} questions) | " + " | ".join(f"R@{n}" for n in KS) + " |")
-    print("|---|" + "---:|" * len(KS))
+    print(f"| way ({len(rows)} {args.category} questions) | " + " | ".join(f"R@{n}" for n in KS) + " | answer |")
+    print("|---|" + "---:|" * (len(KS) + 1))
     for way in WAYS:
         found = [sum(1 for r in rows if r["ranks"][way] is not None and r["ranks"][way] <= n) for n in KS]
-        print(f"| {way} | " + " | ".join(f"{100 * f / len(rows):.1f}" for f in found) + " |")
+        said = sum(1 for r in rows if r["contains"][way])
+        print(f"| {way} | " + " | ".join(f"{100 * f / len(rows):.1f}" for f in [*found, said]) + " |")
     for r in rows:
         print(f"{r['id']}: {r['question']!r} after {r['context']!r}: " +
               ", ".join(f"{way} {r['ranks'][way]}" for way in WAYS), file=sys.stderr)

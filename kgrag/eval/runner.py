@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -285,8 +285,9 @@ def _score(q: EvalQuery, result: RetrievalResult, depth: int, ks: list[int], cor
 
 def _answer(generator, q: EvalQuery, result: RetrievalResult, served_k: int) -> dict[str, Any]:
     hits = result.hits[:served_k]
-    answer = generator.answer(q.question, hits, abstain=result.below_threshold,
-                              expansions=result.query.expansions)
+    # As the server answers (the follow-up completed, a positional one read as such), from the
+    # hits it would serve.
+    answer = generator.answer_to(q.question, replace(result, hits=hits))
     checks = check_citations(answer, hits, q.gold_ids)
     return {
         "text": answer.text,

@@ -11,8 +11,9 @@ import time
 from collections.abc import Iterator, Sequence
 
 from kgrag.config import LLMSettings
-from kgrag.generate import extractive, llm
+from kgrag.generate import extractive, llm, positional
 from kgrag.generate.citations import CheckResult, check, chunk_span, citation_for, citations_for
+from kgrag.generate.positional import PositionAsked
 from kgrag.generate.prompt import build_messages, build_sources
 from kgrag.generate.types import Answer, Citation, Source
 from kgrag.lexicon.scripts import has_han
@@ -44,7 +45,8 @@ def _generation_args(question: str, result: RetrievalResult) -> tuple[str, list[
 def _generation_options(result: RetrievalResult) -> dict:
     understanding = result.query.understanding
     return {"abstain": result.below_threshold, "expansions": result.query.expansions,
-            "reply": understanding.reply if understanding is not None else None}
+            "reply": understanding.reply if understanding is not None else None,
+            "position": PositionAsked.of(result.query.completion)}
 
 
 class Generator:
@@ -73,10 +75,12 @@ class Generator:
                              context=self.settings.context, order=self.settings.source_order)
 
     def answer(self, question: str, hits: Sequence[Hit], *, abstain: bool = False,
-               expansions: Sequence[str] = (), reply: str | None = None) -> Answer:
+               expansions: Sequence[str] = (), reply: str | None = None,
+               position: PositionAsked | None = None) -> Answer:
         """``expansions``: other names of the entities the question names (from retrieval); the
         extractive answerer counts them as question terms ("LCA" finds "lowest common ancestor").
-        ``reply``: the question was small talk; this is the answer (no LLM call)."""
+        ``reply``: the question was small talk; this is the answer (no LLM call).
+        ``position``: a positional follow-up; the extractive answer quotes the item asked for."""
         started = time.perf_counter()
         if reply is not None:
             return _timed(small_talk(reply), started)
@@ -85,12 +89,13 @@ class Generator:
             return _timed(abstention(question), started)
         sources = self._sources(hits)
         if not self.settings.model:
-            return _timed(self._extractive(question, sources, expansions=expansions), started)
+            return _timed(self._extractive(question, sources, expansions=expansions, position=position), started)
         llm_started = time.perf_counter()
         try:
             text = llm.complete(self.settings, build_messages(question, sources))
         except llm.LLMError as error:
-            answer = self._extractive(question, sources, fallback_reason=str(error), expansions=expansions)
+            answer = self._extractive(question, sources, fallback_reason=str(error), expansions=expansions,
+                                      position=position)
             answer.timings_ms["llm"] = _ms(llm_started)
             return _timed(answer, started)
         answer = self._checked_llm_answer(text, sources)
@@ -108,7 +113,8 @@ class Generator:
         return self.stream(*_generation_args(question, result), **_generation_options(result))
 
     def stream(self, question: str, hits: Sequence[Hit], *, abstain: bool = False,
-               expansions: Sequence[str] = (), reply: str | None = None) -> Iterator[dict]:
+               expansions: Sequence[str] = (), reply: str | None = None,
+               position: PositionAsked | None = None) -> Iterator[dict]:
         """Events: ``{"type": "token", "text": ...}``... then ``{"type": "answer", "answer": {...}}``.
 
         The answer event's text is the authoritative one: the checked text (invalid markers
@@ -119,7 +125,8 @@ class Generator:
         started = time.perf_counter()
         question = _checked_question(question)
         if reply is not None or abstain or not hits or not self.settings.model:
-            answer = self.answer(question, hits, abstain=abstain, expansions=expansions, reply=reply)
+            answer = self.answer(question, hits, abstain=abstain, expansions=expansions, reply=reply,
+                                 position=position)
             yield {"type": "token", "text": answer.text}
             yield {"type": "answer", "answer": answer.to_dict()}
             return
@@ -133,7 +140,8 @@ class Generator:
             if not "".join(pieces).strip():
                 raise llm.LLMError("the model returned an empty answer")
         except llm.LLMError as error:
-            answer = self._extractive(question, sources, fallback_reason=str(error), expansions=expansions)
+            answer = self._extractive(question, sources, fallback_reason=str(error), expansions=expansions,
+                                      position=position)
             if not pieces:
                 yield {"type": "token", "text": answer.text}
         else:
@@ -157,7 +165,9 @@ class Generator:
         )
 
     def _extractive(self, question: str, sources: list[Source], fallback_reason: str | None = None,
-                    expansions: Sequence[str] = ()) -> Answer:
+                    expansions: Sequence[str] = (), position: PositionAsked | None = None) -> Answer:
+        if position is not None and (found := positional.answer_item(position, sources)) is not None:
+            return _positional_answer(question, sources, position, *found, fallback_reason)
         picks = extractive.choose(question, sources, names=expansions)
         if not picks:  # sources without a single sentence of words
             answer = abstention(question)
@@ -179,6 +189,16 @@ class Generator:
             unsupported_sentences=result.unsupported,
             fallback_reason=fallback_reason,
         )
+
+
+def _positional_answer(question: str, sources: list[Source], asked: PositionAsked, anchor: positional.Item,
+                       target: positional.Item, fallback_reason: str | None) -> Answer:
+    """The item asked for, quoted and cited, its row or list line highlighted."""
+    text = positional.compose(asked, anchor, target, question)
+    result = check(text, sources)
+    return Answer(text=result.text, citations=[citation_for(target.source, positional.quoted_sentence(target))],
+                  abstained=False, mode="extractive", invalid_citations=result.invalid,
+                  unsupported_sentences=result.unsupported, fallback_reason=fallback_reason)
 
 
 def _highlight(citation: Citation, pick: extractive.Pick) -> None:

@@ -62,10 +62,10 @@ _REFERENCE_ZH = re.compile(
 # A reference to a place in a list or a document ("the next one", "the level above that",
 # "下一个"): the follow-up asks about a neighbour of what the last turn found.
 _POSITION_EN = re.compile(
-    r"\b(?:next|previous|prior|preceding|following|last)\s+(?:one|ones|item|level|step|row|entry|section|"
+    r"\b(?:next|previous|prior|preceding|following|last|first)\s+(?:one|ones|item|level|step|row|entry|section|"
     r"category|page|chapter|article|rule)\b|\b(?:after|before|above|below)\s+(?:that|this|it)\b|"
     r"\b(?:level|one|step|row|item)\s+(?:above|below|down|up)\b", re.IGNORECASE)
-_POSITION_ZH = re.compile(r"下一|上一|前一个|后一个|最后一个")  # 下一 holds 下一个, 下一步 ...
+_POSITION_ZH = re.compile(r"下一|上一|前一个|后一个|最后一[个项步条]|第一[个项步条]")  # 下一 holds 下一个, 下一步 ...
 # The way such a reference points, in reading order ("the level above that" is the one before).
 _AFTER_EN = re.compile(r"\b(?:next|following|after|below|down)\b", re.IGNORECASE)
 _BEFORE_EN = re.compile(r"\b(?:previous|prior|preceding|before|above|up)\b", re.IGNORECASE)
@@ -112,6 +112,9 @@ class Completion:
     # (kgrag.retrieve.position), and which way ("after", "before"; None: either).
     anchor: tuple[str, ...] = ()
     direction: str | None = None
+    # For a positional follow-up: what the last turn answered (None: not given), so the answerer
+    # finds the item it was about (kgrag.generate.positional).
+    previous_answer: str | None = None
     position_note: str | None = None  # why the cited chunk or its neighbour was not placed
     fallback_reason: str | None = None  # why an LLM rewrite was not used
 
@@ -169,7 +172,8 @@ def complete(question: str, history: Sequence[Turn], linked: Sequence[LinkedEnti
     positional = asks_by_position(question)
     anchor = history[-1].cited if positional else ()
     return Completion(text, question, followup=True, reason=reason, carried_from=carried, own_terms=own,
-                      positional=positional, anchor=anchor, direction=asked_direction(question) if anchor else None)
+                      positional=positional, anchor=anchor, direction=asked_direction(question) if anchor else None,
+                      previous_answer=history[-1].answer if positional else None)
 
 
 def asks_by_position(question: str) -> bool:

@@ -1,0 +1,227 @@
+"""The extractive answer to a positional follow-up ("And the next one?", "the level above that",
+"最后一个呢？"): the table row or list item next to the one the last turn was about.
+
+The follow-up's own words say nothing about the answer, so quoting the sentences that best cover
+them quotes the previous answer's neighbourhood at best ("In many ways, we are organized by
+output" for "And the next one?" after "What is the output for the Marketing division?"). What
+the user means is a place in a list: the item the previous turn asked about (found by the
+previous question's and answer's words, rarer words weighing more, in the sources' rank order)
+and the item after or before it in the same table or list — or that list's first or last item. The
+retrieval path already puts the cited chunk first (``kgrag.retrieve.position``); this reads the
+place inside it. No table or list, no item matched, or no item that way: None, and the usual
+extractive answer stands.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from kgrag.generate.sentences import Sentence, shorten, terms
+from kgrag.generate.types import Source
+from kgrag.lexicon.scripts import has_han
+from kgrag.retrieve.followup import Completion, asked_direction, asks_by_position
+from kgrag.text.markdown_tables import TABLE_LINE, is_separator
+
+_LIST_ITEM = re.compile(r"^[ \t]*(?:[-*+]|\d{1,3}[.)]|[（(]?[一二三四五六七八九十]{1,3}[)）、.])[ \t]+(?P<body>\S.*)$")
+_LINK = re.compile(r"\[([^\]\n]*)\]\([^)\n]*\)")
+_MARKS = re.compile(r"\*\*|(?<!\w)\*|\*(?!\w)|`")  # underscores stay: "loc_" is a prefix
+_LAST = re.compile(r"\b(?:last|final)\b|最后", re.IGNORECASE)
+_FIRST = re.compile(r"\bfirst\b|第一[个项步条]", re.IGNORECASE)
+RANK_DISCOUNT = 0.15  # an item of source n scores / (1 + RANK_DISCOUNT * (n - 1)), as in extractive
+ANCHOR_CHARS = 60
+MIN_COVERAGE = 0.5
+
+
+@dataclass(frozen=True)
+class PositionAsked:
+    """What a positional follow-up asks: the item ``where`` ("after", "before", "first", "last")
+    of the one the previous turn (``previous_question``, ``previous_answer`` when known) was
+    about; ``own_terms``: what the follow-up asks about that item ("are family plans covered?")."""
+
+    previous_question: str
+    previous_answer: str
+    where: str
+    own_terms: frozenset[str] = frozenset()
+
+    @classmethod
+    def of(cls, completion: Completion | None) -> PositionAsked | None:
+        if completion is None or not completion.positional or not completion.carried_from:
+            return None
+        question = completion.original
+        where = asked_direction(question) or (
+            "last" if _LAST.search(question) else "first" if _FIRST.search(question) else None)
+        if where is None:
+            return None
+        own = frozenset(t for word in completion.own_terms if not _names_a_place(word) for t in terms(word))
+        return cls(completion.carried_from[-1], completion.previous_answer or "", where, own)
+
+
+def _names_a_place(word: str) -> bool:
+    """"下一步", "最后一项": a word of the follow-up that says where, not what it asks."""
+    return bool(asks_by_position(word) or asked_direction(word) or _LAST.search(word) or _FIRST.search(word))
+
+
+@dataclass(frozen=True)
+class Item:
+    """A table row or list item of a source: its line's span in ``source.text``, its cells (a list
+    item: one) in readable text, and the header's cells above them (a list item: none)."""
+
+    source: Source
+    block: int  # which table or list of the source (items of one block are consecutive)
+    start: int
+    end: int
+    cells: tuple[str, ...]
+    header: tuple[str, ...] = ()
+
+    @property
+    def name(self) -> str:
+        """How the answer names it: its first cell."""
+        return self.cells[0]
+
+    @property
+    def text(self) -> str:
+        """What the answer quotes, and what it is matched by: each cell named by its column
+        ("Division: Sales; Output: Close Pipeline": a question names the columns too)."""
+        if len(self.header) == len(self.cells) and any(self.header):
+            return "; ".join(f"{h}: {c}" if h else c for h, c in zip(self.header, self.cells))
+        return " | ".join(self.cells)
+
+
+def answer_item(asked: PositionAsked, sources: Sequence[Source]) -> tuple[Item, Item] | None:
+    """(the item the previous turn was about, the item asked for), or None: no item is clearly
+    the previous turn's (``_is_about``), none lies that way, or the follow-up asks about words
+    the item asked for does not hold."""
+    items = [item for source in sources for item in source_items(source)]
+    wanted = terms(f"{asked.previous_question} {asked.previous_answer}")
+    weights = _weights(wanted, items)
+    anchor = _anchor(wanted, weights, items)
+    if anchor is None or not _is_about(anchor, asked, weights):
+        return None
+    block = [i for i in items if i.source is anchor.source and i.block == anchor.block]
+    at = block.index(anchor)
+    index = {"after": at + 1, "before": at - 1, "first": 0, "last": len(block) - 1}[asked.where]
+    if not 0 <= index < len(block) or index == at:
+        return None
+    target = block[index]
+    if asked.own_terms and not asked.own_terms & terms(target.text):
+        return None
+    return anchor, target
+
+
+def _is_about(item: Item, asked: PositionAsked, weights: dict[str, float]) -> bool:
+    """Whether ``item`` is what the previous turn was about: with its column names it holds at
+    least ``MIN_COVERAGE`` of the previous question's word weight (``_weights``), one of those
+    words in its own cells; or that share of its own words is in the previous answer (the
+    answer quoted it)."""
+    words = terms(item.text)
+    question = terms(asked.previous_question)
+    named = terms(" ".join(item.cells)) & question  # not only its columns: every row has those
+    total = math.fsum(weights[t] for t in question)
+    if named and math.fsum(weights[t] for t in words & question) >= MIN_COVERAGE * total:
+        return True
+    return bool(words) and len(words & terms(asked.previous_answer)) >= MIN_COVERAGE * len(words)
+
+
+def compose(asked: PositionAsked, anchor: Item, target: Item, question: str) -> str:
+    """The answer text: the item quoted and cited, saying where it lies ("After “Marketing”: …")."""
+    name = shorten(anchor.name, ANCHOR_CHARS)
+    chinese = has_han(question)
+    lead = {
+        "after": f"“{name}”之后：" if chinese else f"After “{name}”: ",
+        "before": f"“{name}”之前：" if chinese else f"Before “{name}”: ",
+        "first": "第一项：" if chinese else "The first one: ",
+        "last": "最后一项：" if chinese else "The last one: ",
+    }[asked.where]
+    body = target.text.rstrip("。.;； ")
+    return f"{lead}{body} [{target.source.n}]{'。' if chinese else '.'}"
+
+
+def quoted_sentence(item: Item) -> Sentence:
+    """The item's line as a sentence of its source (what the citation points at)."""
+    return Sentence(item.start, item.end, item.source.text[item.start : item.end])
+
+
+def source_items(source: Source) -> list[Item]:
+    """The rows of the source's tables (header and separator lines left out) and the items of
+    its lists, each block numbered in reading order; a block of one item is no list."""
+    items: list[Item] = []
+    header: tuple[str, ...] = ()
+    block, kind = -1, ""
+    lines = _lines(source.text)
+    for i, (start, end, line) in enumerate(lines):
+        row = TABLE_LINE.match(line)
+        listed = None if row else _LIST_ITEM.match(line)
+        if row:
+            raw = row.group(1).split("|")
+            if kind != "table":
+                block, kind, header = block + 1, "table", ()
+            following = TABLE_LINE.match(lines[i + 1][2]) if i + 1 < len(lines) else None
+            if is_separator(raw):
+                continue
+            cells = tuple(readable(c) for c in raw)
+            if following and is_separator(following.group(1).split("|")):
+                header = cells
+            elif any(cells):
+                items.append(Item(source, block, start, end, cells, header))
+        elif listed:
+            if kind != "list":
+                block, kind = block + 1, "list"
+            if body := readable(listed.group("body")):
+                items.append(Item(source, block, start, end, (body,)))
+        elif line.strip() or kind == "table":
+            kind = ""  # prose ends a table or a list; a blank line ends a table only
+    items = [item for item in items if not _cut(item)]
+    counts: dict[int, int] = {}
+    for item in items:
+        counts[item.block] = counts.get(item.block, 0) + 1
+    return [item for item in items if counts[item.block] > 1]
+
+
+def _cut(item: Item) -> bool:
+    """Whether the item's line runs past the source's window onto its context (a long context
+    is cut to a window around the matched chunk: the line there is not whole)."""
+    source, context = item.source, item.source.context
+    text_end = source.offset + len(source.text)
+    opens_cut = item.start == 0 and source.offset > context.start
+    ends_cut = item.end >= len(source.text.rstrip()) and text_end < context.end
+    return opens_cut or ends_cut
+
+
+def readable(markdown: str) -> str:
+    """Inline Markdown as read: a link as its text, no emphasis or code marks."""
+    text = _LINK.sub(r"\1", markdown)
+    return " ".join(_MARKS.sub("", text).split())
+
+
+def _lines(text: str) -> list[tuple[int, int, str]]:
+    out, position = [], 0
+    for line in text.splitlines(keepends=True):
+        body = line.rstrip("\r\n")
+        out.append((position, position + len(body), body))
+        position += len(line)
+    return out
+
+
+def _weights(wanted: set[str], items: list[Item]) -> dict[str, float]:
+    """Each wanted word's inverse item frequency: a word few items hold tells them apart (one no
+    item holds weighs most: the items lack what the turn was about)."""
+    held: dict[str, int] = dict.fromkeys(wanted, 0)
+    for item in items:
+        for t in terms(item.text) & wanted:
+            held[t] += 1
+    return {t: math.log(1 + len(items) / max(n, 1)) for t, n in held.items()}
+
+
+def _anchor(wanted: set[str], weights: dict[str, float], items: list[Item]) -> Item | None:
+    """The item holding the most weight of the previous turn's words, discounted by its source's
+    rank; None when none holds any."""
+    best, best_score = None, 0.0
+    for item in items:
+        score = math.fsum(weights[t] for t in terms(item.text) & wanted)
+        score /= 1 + RANK_DISCOUNT * (item.source.n - 1)
+        if score > best_score:
+            best, best_score = item, score
+    return best

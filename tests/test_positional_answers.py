@@ -1,0 +1,146 @@
+"""A positional follow-up ("And the next one?", "the last one", "下一个呢？") is answered, without an
+LLM, with the table row or list item next to the one the previous turn was about — through the
+real retrieval pipeline, conversation completion and extractive answerer."""
+
+from __future__ import annotations
+
+import pytest
+
+from kgrag.generate.positional import PositionAsked, readable, source_items
+from kgrag.generate.types import Source
+from kgrag.retrieve.followup import Turn, complete
+from kgrag.retrieve.types import Hit
+from kgrag.types import Chunk
+
+HANDBOOK = """# Company handbook
+
+## Executives on Slack
+
+To reach an executive, use their channel. When in doubt, use the general `#e-group` channel.
+
+| Member | Channel |
+| ------ | ------- |
+| CEO    | `#ceo` |
+| CFO    | `#finance` |
+| CRO    | `#cro` |
+| CMO    | `#cmo` |
+| CISO   | `#ciso` |
+
+## Organized by output
+
+Every division has a clear priority, so that responsibilities don't overlap.
+
+| Division | Output |
+|----------|--------|
+| Marketing | Generate Pipeline |
+| Sales | Close Pipeline |
+| Engineering | Execute development |
+
+## Expense limits
+
+- **Office supplies**: up to $50 per month, receipts required.
+- **Mobile phone**: one plan per team member; family plans are not reimbursable.
+- **Internet**: up to $80 per month.
+"""
+
+ZH = """# 报销指南
+
+## 报销步骤
+
+1. 在系统中填写报销单并上传发票。
+2. 直属经理在三个工作日内审批。
+3. 财务部复核后付款到工资卡。
+"""
+
+
+@pytest.fixture
+def kb(components, tmp_path):
+    (tmp_path / "handbook.md").write_text(HANDBOOK, encoding="utf-8")
+    (tmp_path / "zh.md").write_text(ZH, encoding="utf-8")
+    report = components.ingest_job().run([tmp_path / "handbook.md", tmp_path / "zh.md"], progress=False)
+    assert not report.failed and len(report.new) == 2
+    return components
+
+
+def _ask(kb, question: str, *history: Turn):
+    result = kb.retriever.retrieve(question, history=list(history))
+    return kb.generator.answer_to(question, result), result
+
+
+@pytest.mark.parametrize(("previous", "followup", "expected"), [
+    ("What is the Slack channel for the CRO?", "And for the next one?", "After “CRO”: Member: CMO; Channel: #cmo [1]."),
+    ("What is the Slack channel for the CRO?", "And the one before that?", "Before “CRO”: Member: CFO; Channel: #finance [1]."),
+    ("What is the Slack channel for the CFO?", "And the last one?", "The last one: Member: CISO; Channel: #ciso [1]."),
+    ("What is the output for the Marketing division?", "And the next one?",
+     "After “Marketing”: Division: Sales; Output: Close Pipeline [1]."),
+])
+def test_the_next_row_of_the_table_the_last_question_was_about(kb, previous, followup, expected):
+    answer, result = _ask(kb, followup, Turn(previous))
+    assert result.query.completion.positional
+    assert answer.mode == "extractive" and answer.text == expected
+    [citation] = answer.citations
+    [(start, end)] = citation.highlights
+    chunk = next(h.chunk for h in result.hits if h.chunk.id == citation.chunk_id)
+    row = chunk.text[start:end]
+    assert row.startswith("|") and readable(row.split("|")[1]) == expected.split(": ")[2].split(";")[0]
+
+
+def test_the_previous_answer_decides_the_place_when_the_conversation_has_it(kb):
+    """The server's conversations keep each answer: the item it quoted is the place, even when
+    the question alone would match another ("the channel for the finance team" names no row)."""
+    previous = Turn("Which channel reaches the finance team?", "After “CEO”: Member: CFO; Channel: #finance [1].")
+    answer, _ = _ask(kb, "And the next one?", previous)
+    assert answer.text == "After “CFO”: Member: CRO; Channel: #cro [1]."
+
+
+def test_a_list_item_and_a_question_about_it(kb):
+    previous = Turn("What is the limit for office supplies?")
+    answer, _ = _ask(kb, "For the next item, are family plans covered?", previous)
+    assert answer.text == ("After “Office supplies: up to $50 per month, receipts required.”: "
+                           "Mobile phone: one plan per team member; family plans are not reimbursable [1].")
+    # The follow-up asks about words the next item does not hold: the usual answer stands.
+    answer, _ = _ask(kb, "For the next item, is a laptop covered?", previous)
+    assert not answer.text.startswith("After")
+
+
+def test_chinese_follow_up_gets_the_next_step(kb):
+    answer, _ = _ask(kb, "下一步呢？", Turn("报销的第一步是什么？"))
+    assert answer.text == "“在系统中填写报销单并上传发票。”之后：直属经理在三个工作日内审批 [1]。"
+
+
+def test_no_item_clearly_asked_about_leaves_the_usual_answer(kb):
+    answer, result = _ask(kb, "And the next one?", Turn("Why do divisions have priorities?"))
+    assert result.query.completion.positional
+    assert not answer.text.startswith(("After", "Before"))
+
+
+def test_items_cut_by_the_source_window_are_not_quoted():
+    """A long context is cut to a window around the matched chunk; a row the window cuts is no
+    row to quote (here the window ends inside the CFO row, whose first cells still read as a
+    row), and a block left with one item is no list."""
+    full = ("| Member | Channel | Team |\n| --- | --- | --- |\n| CEO | `#ceo` | Office of the CEO |\n"
+            "| CFO | `#finance` | Finance team |\n| CRO | `#cro` | Sales |")
+    window = full[: full.index(" Finance team |")]
+    assert window.endswith("| CFO | `#finance` |")
+    context = Chunk(id="d#p0", doc_id="d", text=full, start=0, end=len(full))
+    cut = Source(n=1, hits=[Hit(chunk=context, score=1.0)], text=window, offset=0)
+    assert source_items(cut) == []
+    whole = Source(n=1, hits=[Hit(chunk=context, score=1.0)], text=full, offset=0)
+    assert [item.text for item in source_items(whole)] == [
+        "Member: CEO; Channel: #ceo; Team: Office of the CEO", "Member: CFO; Channel: #finance; Team: Finance team",
+        "Member: CRO; Channel: #cro; Team: Sales"]
+
+
+def test_what_a_positional_follow_up_asks():
+    def asked(question: str, previous: str = "What is the Slack channel for the CRO?"):
+        return PositionAsked.of(complete(question, [Turn(previous, "#cro")], []))
+
+    assert asked("And the next one?") == PositionAsked(
+        "What is the Slack channel for the CRO?", "#cro", "after", frozenset())
+    assert asked("What about the level above that?").where == "before"
+    assert asked("And the last one?").where == "last"
+    assert asked("那第一个呢？").where == "first"
+    assert asked("For the next item, are family plans covered?").own_terms == {"famili", "plan", "cover"}  # stems
+    assert asked("下一步呢？").own_terms == frozenset()  # "下一步" says where, not what
+    assert asked("What about the other one?") is None  # no way given
+    assert asked("What is the output for Sales?") is None  # not positional
