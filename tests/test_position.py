@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from kgrag.retrieve.followup import Turn, asked_direction, complete
+from kgrag.retrieve.position import NEIGHBOUR
 from kgrag.retrieve.trace import result_dict
 from tests.conftest import ingested_kb
 
@@ -84,6 +85,26 @@ def test_without_a_direction_or_a_neighbour_only_the_cited_chunk_opens(channels)
                               history=[Turn("Which prefix do external channels carry?", None, (EXTERNAL,))])
     assert _ids(edge)[0] == EXTERNAL and "position" not in _rules(edge)
     assert edge.query.completion.position_note == "no section after the cited chunk in its document"
+
+
+@pytest.mark.parametrize(("previous", "cited", "question", "expected"), [
+    ("Which prefix do working group channels carry?", WORKING, "And the next one?",
+     "Feature channels carry the prefix feat_"),
+    ("Which prefix do working group channels carry?", WORKING, "And the previous one?",
+     "Group channels carry the prefix g_"),
+])
+def test_the_answer_reads_the_neighbouring_section_for_the_previous_question(channels, previous, cited, question,
+                                                                             expected):
+    """No table or list to step through: the answer quotes the section retrieval placed next to
+    the cited one, read for what the previous turn asked (its prefix), not the follow-up's words."""
+    result = channels.retriever.retrieve(question, top_k=5, history=[Turn(previous, "…", (cited,))])
+    answer = channels.generator.answer_to(question, result)
+    neighbour = next(h.chunk for h in result.hits if h.placed_by["rule"] == NEIGHBOUR)
+    assert answer.text.replace("`", "").startswith(expected), answer.text
+    assert [c.chunk_id for c in answer.citations] == [neighbour.id]
+    without = channels.generator.answer_to(question, channels.retriever.retrieve(question, top_k=5,
+                                                                               history=[Turn(previous)]))
+    assert not without.text.replace("`", "").startswith(expected)  # no cited chunk: no neighbour placed
 
 
 def test_a_cited_chunk_that_is_gone_changes_nothing_and_says_so(channels):
@@ -162,7 +183,7 @@ def test_the_followups_benchmark_plays_a_conversation_over_rebuilt_pages(tmp_pat
     with (bench / "corpus.jsonl").open("w", encoding="utf-8") as f:
         for i, body in enumerate(sections):
             f.write(json.dumps({"id": f"slack.md#s{i:03d}", "title": "Slack", "text": body.strip()}) + "\n")
-    question = {"id": "fu-0", "question": "And the next one?", "gold_ids": ["slack.md#s003"],
+    question = {"id": "fu-0", "question": "And the next one?", "gold_ids": ["slack.md#s003"], "answers": ["feat_"],
                 "meta": {"category": "contextual_anaphora", "context": "Which prefix do working group channels carry?"}}
     (bench / "queries.jsonl").write_text(json.dumps(question) + "\n", encoding="utf-8")
     out = tmp_path / "rows.json"
@@ -174,3 +195,5 @@ def test_the_followups_benchmark_plays_a_conversation_over_rebuilt_pages(tmp_pat
     (row,) = json.loads(out.read_text(encoding="utf-8"))
     assert row["cited"] and row["cited"][0] == "slack.md#c2"  # the working group section answered it
     assert row["ranks"]["answered"] == 2  # the cited chunk, then the next section: the gold
+    assert row["contains"] == {"questions only": False, "shown": True, "answered": True}, row["answers"]
+    assert "| answered | 0.0 | 100.0 | 100.0 |" in proc.stdout

@@ -168,27 +168,38 @@ class Generator:
                     expansions: Sequence[str] = (), position: PositionAsked | None = None) -> Answer:
         if position is not None and (found := positional.answer_item(position, sources)) is not None:
             return _positional_answer(question, sources, position, *found, fallback_reason)
+        section = positional.neighbour_section(position, sources) if position is not None else None
+        if position is not None and section is not None and (picks := extractive.choose(position.about, [section])):
+            # The section retrieval placed next to the cited one, read for what the last turn asked.
+            title = positional.section_title(section)
+            text = extractive.compose(picks)
+            return _quoting(f"{title}: {text}" if title and title not in text else text, picks, sources,
+                            fallback_reason)
         picks = extractive.choose(question, sources, names=expansions)
         if not picks:  # sources without a single sentence of words
             answer = abstention(question)
             answer.fallback_reason = fallback_reason
             return answer
-        text = extractive.compose(picks)
-        result: CheckResult = check(text, sources)
-        citations: dict[int, Citation] = {}
-        for p in picks:  # cite the very sentence quoted (the first one per source)
-            citations.setdefault(p.source.n, citation_for(p.source, p.sentence))
-        for p in picks:  # and highlight every sentence quoted from it
-            _highlight(citations[p.source.n], p)
-        return Answer(
-            text=result.text,
-            citations=[citations[n] for n in sorted(citations)],
-            abstained=False,
-            mode="extractive",
-            invalid_citations=result.invalid,
-            unsupported_sentences=result.unsupported,
-            fallback_reason=fallback_reason,
-        )
+        return _quoting(extractive.compose(picks), picks, sources, fallback_reason)
+
+
+def _quoting(text: str, picks: list[extractive.Pick], sources: list[Source], fallback_reason: str | None) -> Answer:
+    """The extractive answer ``text`` made of ``picks``, checked, each quoted sentence cited."""
+    result: CheckResult = check(text, sources)
+    citations: dict[int, Citation] = {}
+    for p in picks:  # cite the very sentence quoted (the first one per source)
+        citations.setdefault(p.source.n, citation_for(p.source, p.sentence))
+    for p in picks:  # and highlight every sentence quoted from it
+        _highlight(citations[p.source.n], p)
+    return Answer(
+        text=result.text,
+        citations=[citations[n] for n in sorted(citations)],
+        abstained=False,
+        mode="extractive",
+        invalid_citations=result.invalid,
+        unsupported_sentences=result.unsupported,
+        fallback_reason=fallback_reason,
+    )
 
 
 def _positional_answer(question: str, sources: list[Source], asked: PositionAsked, anchor: positional.Item,

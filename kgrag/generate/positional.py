@@ -4,12 +4,15 @@
 The follow-up's own words say nothing about the answer, so quoting the sentences that best cover
 them quotes the previous answer's neighbourhood at best ("In many ways, we are organized by
 output" for "And the next one?" after "What is the output for the Marketing division?"). What
-the user means is a place in a list: the item the previous turn asked about (found by the
-previous question's and answer's words, rarer words weighing more, in the sources' rank order)
+the user means is a place in a list: the item the previous turn asked about (the one the
+previous question names, rarer words weighing more, in the sources' rank order; else the one the
+previous answer quoted)
 and the item after or before it in the same table or list — or that list's first or last item. The
 retrieval path already puts the cited chunk first (``kgrag.retrieve.position``); this reads the
-place inside it. No table or list, no item matched, or no item that way: None, and the usual
-extractive answer stands.
+place inside it. No table or list, no item matched, or no item that way: the section retrieval
+placed next to the cited chunk is read for the previous question instead ("Which prefix do working
+group channels carry?" → "And the next one?" → "Feature channels carry the prefix feat_"); with no
+such section either, the usual extractive answer stands.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from kgrag.generate.sentences import Sentence, shorten, terms
 from kgrag.generate.types import Source
 from kgrag.lexicon.scripts import has_han
 from kgrag.retrieve.followup import Completion, asked_direction, asks_by_position
+from kgrag.retrieve.position import NEIGHBOUR
 from kgrag.text.markdown_tables import TABLE_LINE, is_separator
 
 _LIST_ITEM = re.compile(r"^[ \t]*(?:[-*+]|\d{1,3}[.)]|[（(]?[一二三四五六七八九十]{1,3}[)）、.])[ \t]+(?P<body>\S.*)$")
@@ -45,6 +49,12 @@ class PositionAsked:
     previous_answer: str
     where: str
     own_terms: frozenset[str] = frozenset()
+
+    @property
+    def about(self) -> str:
+        """What the neighbouring section is read for: the previous question, and what the
+        follow-up asks of its neighbour."""
+        return " ".join([self.previous_question, *sorted(self.own_terms)])
 
     @classmethod
     def of(cls, completion: Completion | None) -> PositionAsked | None:
@@ -92,13 +102,11 @@ class Item:
 
 def answer_item(asked: PositionAsked, sources: Sequence[Source]) -> tuple[Item, Item] | None:
     """(the item the previous turn was about, the item asked for), or None: no item is clearly
-    the previous turn's (``_is_about``), none lies that way, or the follow-up asks about words
-    the item asked for does not hold."""
+    the previous turn's (``_asked_about``, ``_quoted``), none lies that way, or the follow-up
+    asks about words the item asked for does not hold."""
     items = [item for source in sources for item in source_items(source)]
-    wanted = terms(f"{asked.previous_question} {asked.previous_answer}")
-    weights = _weights(wanted, items)
-    anchor = _anchor(wanted, weights, items)
-    if anchor is None or not _is_about(anchor, asked, weights):
+    anchor = _asked_about(asked.previous_question, items) or _quoted(asked.previous_answer, items)
+    if anchor is None:
         return None
     block = [i for i in items if i.source is anchor.source and i.block == anchor.block]
     at = block.index(anchor)
@@ -111,18 +119,63 @@ def answer_item(asked: PositionAsked, sources: Sequence[Source]) -> tuple[Item, 
     return anchor, target
 
 
-def _is_about(item: Item, asked: PositionAsked, weights: dict[str, float]) -> bool:
-    """Whether ``item`` is what the previous turn was about: with its column names it holds at
-    least ``MIN_COVERAGE`` of the previous question's word weight (``_weights``), one of those
-    words in its own cells; or that share of its own words is in the previous answer (the
-    answer quoted it)."""
-    words = terms(item.text)
-    question = terms(asked.previous_question)
-    named = terms(" ".join(item.cells)) & question  # not only its columns: every row has those
-    total = math.fsum(weights[t] for t in question)
-    if named and math.fsum(weights[t] for t in words & question) >= MIN_COVERAGE * total:
-        return True
-    return bool(words) and len(words & terms(asked.previous_answer)) >= MIN_COVERAGE * len(words)
+def _asked_about(question: str, items: list[Item]) -> Item | None:
+    """The item the previous question names: the one holding the most of its word weight (inverse
+    item frequency, discounted by source rank), if that is at least ``MIN_COVERAGE`` of the
+    question's weight with one of the words in the item's own cells (not only its column names,
+    which every row of the table has)."""
+    wanted = terms(question)
+    weights = _weights(wanted, items)
+    total = math.fsum(weights.values())
+    best, best_score = None, 0.0
+    for item in items:
+        score = math.fsum(weights[t] for t in terms(item.text) & wanted)
+        if score < MIN_COVERAGE * total or not terms(" ".join(item.cells)) & wanted:
+            continue
+        score /= 1 + RANK_DISCOUNT * (item.source.n - 1)
+        if score > best_score:
+            best, best_score = item, score
+    return best
+
+
+def _quoted(answer: str, items: list[Item]) -> Item | None:
+    """The item the previous answer quoted (every cell of it is in the answer), the one quoted
+    first; None when it quoted none (an LLM's paraphrase, a prose answer)."""
+    said = _folded(answer)
+    found = []
+    for item in items:
+        places = [said.find(_folded(cell)) for cell in item.cells if cell]
+        if said and places and min(places) >= 0:
+            found.append((min(places), item))
+    return min(found, key=lambda pair: pair[0])[1] if found else None
+
+
+def _folded(text: str) -> str:
+    return " ".join(readable(text).casefold().split())
+
+
+def neighbour_section(asked: PositionAsked, sources: Sequence[Source]) -> Source | None:
+    """The chunk retrieval placed as the cited chunk's neighbour (the first chunk of the next or
+    previous section: ``placed_by`` the position rule), as a source of its own text, numbered as
+    the source it belongs to; None when retrieval placed none, or the follow-up asks about words
+    it does not hold."""
+    for source in sources:
+        for hit in source.hits:
+            if hit.placed_by.get("rule") != NEIGHBOUR:
+                continue
+            if asked.own_terms and not asked.own_terms & terms(hit.chunk.text):
+                return None
+            return Source(n=source.n, hits=[hit], text=hit.chunk.text, offset=hit.chunk.start)
+    return None
+
+
+def section_title(section: Source) -> str:
+    """The neighbouring section's own heading ("Location Channels (loc_)"), which the quoted
+    sentences may not repeat: the answer names the section it is about; "" without one."""
+    first = section.text.lstrip().split("\n", 1)[0]
+    if not first.startswith("#"):
+        return ""
+    return readable(first.lstrip("#"))
 
 
 def compose(asked: PositionAsked, anchor: Item, target: Item, question: str) -> str:
@@ -213,15 +266,3 @@ def _weights(wanted: set[str], items: list[Item]) -> dict[str, float]:
         for t in terms(item.text) & wanted:
             held[t] += 1
     return {t: math.log(1 + len(items) / max(n, 1)) for t, n in held.items()}
-
-
-def _anchor(wanted: set[str], weights: dict[str, float], items: list[Item]) -> Item | None:
-    """The item holding the most weight of the previous turn's words, discounted by its source's
-    rank; None when none holds any."""
-    best, best_score = None, 0.0
-    for item in items:
-        score = math.fsum(weights[t] for t in terms(item.text) & wanted)
-        score /= 1 + RANK_DISCOUNT * (item.source.n - 1)
-        if score > best_score:
-            best, best_score = item, score
-    return best
