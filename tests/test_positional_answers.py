@@ -144,3 +144,15 @@ def test_what_a_positional_follow_up_asks():
     assert asked("下一步呢？").own_terms == frozenset()  # "下一步" says where, not what
     assert asked("What about the other one?") is None  # no way given
     assert asked("What is the output for Sales?") is None  # not positional
+
+
+def test_a_table_row_is_quoted_with_its_columns_named_and_a_header_never(kb):
+    """A question naming a column and a row ("the output for the Sales division") is answered by
+    that row read as "Division: Sales; Output: Close Pipeline" — not by the header line, whose
+    words ("Division", "Output") matched the question best when lines were read as written."""
+    answer, result = _ask(kb, "What is the output for the Sales division?")
+    assert answer.text.startswith("Division: Sales; Output: Close Pipeline [1]"), answer.text
+    assert "| Division | Output |" not in answer.text
+    chunk = next(h.chunk for h in result.hits if h.chunk.id == answer.citations[0].chunk_id)
+    [(start, end)] = answer.citations[0].highlights
+    assert chunk.text[start:end] == "| Sales | Close Pipeline |"

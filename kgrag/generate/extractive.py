@@ -28,9 +28,10 @@ from dataclasses import dataclass
 
 from kgrag.generate.asks import ask_of, fits
 from kgrag.generate.citations import quotable_sentences
-from kgrag.generate.sentences import Sentence, answer_text, plain, terms
+from kgrag.generate.sentences import Sentence, answer_text, plain, readable, row_text, terms
 from kgrag.generate.types import Source
 from kgrag.lexicon.scripts import has_han, is_no_space_char
+from kgrag.text.markdown_tables import TableLine, table_lines
 
 MAX_SENTENCES = 3
 MIN_RELATIVE_SCORE = 0.3  # a further sentence scores at least this share of the best one
@@ -66,7 +67,7 @@ def choose(question: str, sources: Sequence[Source], names: Sequence[str] = ()) 
     """The 1..MAX_SENTENCES sentences of the answer, in source and reading order. ``names``:
     other names of the question's entities (aliases); their words count as question words."""
     candidates = [_pick(source, q.sentence, q.asked) for source in sources for q in quotable_sentences(source)]
-    candidates = [c for c in candidates if c.terms]
+    candidates = [c for c in _tables_as_read(candidates) if c.terms]
     if not candidates:
         return []
     names = [_bare_title(n) for n in names]  # "Black Book (film)": the disambiguation is no question word
@@ -118,6 +119,26 @@ def _pick(source: Source, sentence: Sentence, asked: str) -> Pick:
     terms and those of the FAQ question it answers."""
     body = answer_text(plain(sentence.text))
     return Pick(source, sentence, body, terms(body) | terms(asked))
+
+
+def _tables_as_read(candidates: list[Pick]) -> list[Pick]:
+    """Table lines as a reader takes them: a row is its cells named by their columns, so the
+    header's words are the row's too ("the output for the Product division" names both, and only
+    the Product row holds both); a header or separator line answers nothing."""
+    lines: dict[int, dict[int, TableLine]] = {}
+    read: list[Pick] = []
+    for c in candidates:
+        text = c.source.text
+        if c.source.n not in lines:
+            lines[c.source.n] = {text.index("|", line.start): line for line in table_lines(text)}
+        line = lines[c.source.n].get(c.sentence.start)
+        if line is not None and line.kind != "row":
+            continue
+        if line is not None:
+            c.body = row_text([readable(cell) for cell in line.cells], [readable(h) for h in line.header])
+            c.terms = terms(c.body)
+        read.append(c)
+    return read
 
 
 def _given(kind: str | None, name_terms: set[str], candidates: list[Pick], sources: Sequence[Source]) -> set[str]:

@@ -22,16 +22,14 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from kgrag.generate.sentences import Sentence, shorten, terms
+from kgrag.generate.sentences import Sentence, readable, row_text, shorten, terms
 from kgrag.generate.types import Source
 from kgrag.lexicon.scripts import has_han
 from kgrag.retrieve.followup import Completion, asked_direction, asks_by_position
 from kgrag.retrieve.position import NEIGHBOUR
-from kgrag.text.markdown_tables import TABLE_LINE, is_separator
+from kgrag.text.markdown_tables import table_lines
 
 _LIST_ITEM = re.compile(r"^[ \t]*(?:[-*+]|\d{1,3}[.)]|[（(]?[一二三四五六七八九十]{1,3}[)）、.])[ \t]+(?P<body>\S.*)$")
-_LINK = re.compile(r"\[([^\]\n]*)\]\([^)\n]*\)")
-_MARKS = re.compile(r"\*\*|(?<!\w)\*|\*(?!\w)|`")  # underscores stay: "loc_" is a prefix
 _LAST = re.compile(r"\b(?:last|final)\b|最后", re.IGNORECASE)
 _FIRST = re.compile(r"\bfirst\b|第一[个项步条]", re.IGNORECASE)
 RANK_DISCOUNT = 0.15  # an item of source n scores / (1 + RANK_DISCOUNT * (n - 1)), as in extractive
@@ -93,11 +91,8 @@ class Item:
 
     @property
     def text(self) -> str:
-        """What the answer quotes, and what it is matched by: each cell named by its column
-        ("Division: Sales; Output: Close Pipeline": a question names the columns too)."""
-        if len(self.header) == len(self.cells) and any(self.header):
-            return "; ".join(f"{h}: {c}" if h else c for h, c in zip(self.header, self.cells))
-        return " | ".join(self.cells)
+        """What the answer quotes, and what it is matched by (``row_text``)."""
+        return row_text(self.cells, self.header)
 
 
 def answer_item(asked: PositionAsked, sources: Sequence[Source]) -> tuple[Item, Item] | None:
@@ -200,31 +195,24 @@ def quoted_sentence(item: Item) -> Sentence:
 def source_items(source: Source) -> list[Item]:
     """The rows of the source's tables (header and separator lines left out) and the items of
     its lists, each block numbered in reading order; a block of one item is no list."""
+    rows = {line.start: line for line in table_lines(source.text)}
     items: list[Item] = []
-    header: tuple[str, ...] = ()
     block, kind = -1, ""
-    lines = _lines(source.text)
-    for i, (start, end, line) in enumerate(lines):
-        row = TABLE_LINE.match(line)
+    for start, end, line in _lines(source.text):
+        row = rows.get(start)
         listed = None if row else _LIST_ITEM.match(line)
         if row:
-            raw = row.group(1).split("|")
-            if kind != "table":
-                block, kind, header = block + 1, "table", ()
-            following = TABLE_LINE.match(lines[i + 1][2]) if i + 1 < len(lines) else None
-            if is_separator(raw):
-                continue
-            cells = tuple(readable(c) for c in raw)
-            if following and is_separator(following.group(1).split("|")):
-                header = cells
-            elif any(cells):
-                items.append(Item(source, block, start, end, cells, header))
+            if kind != f"table {row.table}":
+                block, kind = block + 1, f"table {row.table}"
+            cells = tuple(readable(c) for c in row.cells)
+            if row.kind == "row" and any(cells):
+                items.append(Item(source, block, start, end, cells, tuple(readable(h) for h in row.header)))
         elif listed:
             if kind != "list":
                 block, kind = block + 1, "list"
             if body := readable(listed.group("body")):
                 items.append(Item(source, block, start, end, (body,)))
-        elif line.strip() or kind == "table":
+        elif line.strip() or kind.startswith("table"):
             kind = ""  # prose ends a table or a list; a blank line ends a table only
     items = [item for item in items if not _cut(item)]
     counts: dict[int, int] = {}
@@ -241,12 +229,6 @@ def _cut(item: Item) -> bool:
     opens_cut = item.start == 0 and source.offset > context.start
     ends_cut = item.end >= len(source.text.rstrip()) and text_end < context.end
     return opens_cut or ends_cut
-
-
-def readable(markdown: str) -> str:
-    """Inline Markdown as read: a link as its text, no emphasis or code marks."""
-    text = _LINK.sub(r"\1", markdown)
-    return " ".join(_MARKS.sub("", text).split())
 
 
 def _lines(text: str) -> list[tuple[int, int, str]]:

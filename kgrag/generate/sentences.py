@@ -11,12 +11,14 @@ jieba-segmented Chinese, stop words dropped), so overlap works in both languages
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from kgrag.lexicon.scripts import is_no_space_char
 from kgrag.text.analyze import analyze
 
+_LINK = re.compile(r"\[([^\]\n]*)\]\([^)\n]*\)")
+_MARKS = re.compile(r"\*\*|(?<!\w)\*|\*(?!\w)|`")  # underscores stay: "loc_" is a prefix
 _MARKDOWN_LINE_PREFIX = re.compile(r"^\s*(?:#{1,6}\s+|[-*+]\s+|\d+[.)]\s+|>\s*)")
 # Lines that start a block of their own: headings, list items, quotes, table rows, fences.
 _BLOCK_LINE = re.compile(r"\s*(?:#{1,6}\s|[-*+]\s|\d+[.)]\s|>|\||```|~~~)")
@@ -137,6 +139,20 @@ def is_heading(sentence: str) -> bool:
 def plain(sentence: str) -> str:
     """The sentence without a Markdown list/quote/heading prefix."""
     return _MARKDOWN_LINE_PREFIX.sub("", sentence, count=1).strip()
+
+
+def readable(markdown: str) -> str:
+    """Inline Markdown as read: a link as its text, no emphasis or code marks."""
+    text = _LINK.sub(r"\1", markdown)
+    return " ".join(_MARKS.sub("", text).split())
+
+
+def row_text(cells: Sequence[str], header: Sequence[str]) -> str:
+    """A table row as a sentence, each cell named by its column ("Division: Sales; Output: Close
+    Pipeline"): a question names the columns too ("the output for the Sales division")."""
+    if len(header) == len(cells) and any(header):
+        return "; ".join(f"{h}: {c}" if h else c for h, c in zip(header, cells) if c)
+    return " | ".join(c for c in cells if c)
 
 
 def terms(text: str) -> set[str]:

@@ -5,6 +5,7 @@ the line right above a separator is the header, whose cells name columns, not th
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 TABLE_LINE = re.compile(r"^[ \t]*\|(.*)\|[ \t]*$", re.MULTILINE)
 SEPARATOR_CELL = re.compile(r"^\s*:?-{2,}:?\s*$")
@@ -28,3 +29,39 @@ def header_cells(text: str) -> list[str]:
         return []
     lines = list(TABLE_LINE.finditer(text))
     return [cell for i in sorted(header_indices(lines)) for cell in lines[i].group(1).split("|")]
+
+
+@dataclass(frozen=True)
+class TableLine:
+    """One line of a Markdown table: its span in the text, its cells (as written, stripped),
+    and what it is — the ``header`` (right above a separator), the ``separator``, or a ``row``,
+    which carries the cells of its table's header (empty for a table without one)."""
+
+    start: int
+    end: int
+    kind: str  # "header" | "separator" | "row"
+    cells: tuple[str, ...]
+    header: tuple[str, ...] = ()
+    table: int = 0  # which table of the text, in reading order
+
+
+def table_lines(text: str) -> list[TableLine]:
+    """Every table line of ``text``; consecutive table lines make one table."""
+    out: list[TableLine] = []
+    matches = list(TABLE_LINE.finditer(text))
+    headers = header_indices(matches)
+    header: tuple[str, ...] = ()
+    table, previous_end = -1, -2
+    for i, m in enumerate(matches):
+        cells = tuple(c.strip() for c in m.group(1).split("|"))
+        if previous_end < 0 or text.count("\n", previous_end, m.start()) != 1:  # not the next line
+            table, header = table + 1, ()
+        previous_end = m.end()
+        if i in headers:
+            header = cells
+            out.append(TableLine(m.start(), m.end(), "header", cells, table=table))
+        elif is_separator(list(cells)):
+            out.append(TableLine(m.start(), m.end(), "separator", cells, table=table))
+        else:
+            out.append(TableLine(m.start(), m.end(), "row", cells, header, table))
+    return out
