@@ -156,3 +156,20 @@ def test_a_table_row_is_quoted_with_its_columns_named_and_a_header_never(kb):
     chunk = next(h.chunk for h in result.hits if h.chunk.id == answer.citations[0].chunk_id)
     [(start, end)] = answer.citations[0].highlights
     assert chunk.text[start:end] == "| Sales | Close Pipeline |"
+
+
+def test_the_item_asked_for_may_lie_past_the_prompts_window():
+    """The prompt reads a long context through a window around the matched chunk; the row after
+    the one asked about is often just past it, and is read from the whole context."""
+    from kgrag.generate.positional import answer_item
+
+    full = ("| Member | Channel |\n| --- | --- |\n| CEO | `#ceo` |\n| CFO | `#finance` |\n| CRO | `#cro` |\n"
+            + "More about channels. " * 40)
+    parent = Chunk(id="d#p0", doc_id="d", text=full, start=0, end=len(full), is_parent=True)
+    child = Chunk(id="d#c0", doc_id="d", text=full[:full.index("| CRO")].rstrip(), start=0,
+                  end=full.index("| CRO") - 1, parent_id="d#p0")
+    window = Source(n=1, hits=[Hit(chunk=child, score=1.0, parent=parent)], text=child.text, offset=0)
+    assert source_items(window) == []  # the CFO row touches the cut: left is one row, no list
+    asked = PositionAsked("What is the Slack channel for the CFO?", "", "after")
+    found = answer_item(asked, [window])
+    assert found is not None and (found[0].name, found[1].name) == ("CFO", "CRO")
