@@ -11,6 +11,7 @@ import logging
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -190,6 +191,14 @@ def serve(settings: Settings, host: str | None, port: int | None, threads: int) 
     KgragGunicorn(settings, threads=threads).run()
 
 
+def _json_value(value: str) -> Any:
+    """An option's JSON text, parsed, or exit 2 saying where it is not JSON."""
+    try:
+        return json.loads(value)
+    except json.JSONDecodeError as e:
+        raise click.BadParameter(f"not valid JSON: {e}") from e
+
+
 def _search_filter(ctx: click.Context, param: click.Parameter, value: str | None):
     """``--filters`` JSON → a SearchFilter (parsed here, once), or exit 2 naming the bad key."""
     from kgrag.errors import InputError
@@ -198,9 +207,7 @@ def _search_filter(ctx: click.Context, param: click.Parameter, value: str | None
     if value is None:
         return None
     try:
-        return SearchFilter.parse(json.loads(value))
-    except json.JSONDecodeError as e:
-        raise click.BadParameter(f"not valid JSON: {e}") from e
+        return SearchFilter.parse(_json_value(value))
     except InputError as e:
         raise click.BadParameter(str(e)) from e
 
@@ -209,10 +216,7 @@ def _json_list(ctx: click.Context, param: click.Parameter, value: str | None):
     """``--history`` JSON → a list; its turns are checked with the rest of the request (``_request``)."""
     if value is None:
         return None
-    try:
-        parsed = json.loads(value)
-    except json.JSONDecodeError as e:
-        raise click.BadParameter(f"not valid JSON: {e}") from e
+    parsed = _json_value(value)
     if not isinstance(parsed, list):
         raise click.BadParameter(f"expected a JSON list of turns, got {type(parsed).__name__}")
     return parsed
