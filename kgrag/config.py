@@ -10,6 +10,7 @@ it down.
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 from pathlib import Path
 from typing import Literal
@@ -225,6 +226,9 @@ class LLMSettings(_Section):
     # Ollama), "json_object" (JSON mode with a "schema" key: llama-cpp-python's server, which
     # refuses "json_schema"), "off" (the prompt alone). The reply is validated either way.
     structured_output: Literal["json_schema", "json_object", "off"] = "json_schema"
+    # The date the answer prompt gives as today, for questions that count from it ("this
+    # quarter", "last month", "下个月"); None: the current UTC date at each answer.
+    today: dt.date | None = None
 
 
 class Neo4jSettings(_Section):

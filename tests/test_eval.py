@@ -354,3 +354,47 @@ def test_negative_rejection_takes_the_gold_passages_out_of_the_hits(components, 
     assert (report.negatives.answer_present, report.negatives.answer_removed) == (0.0, 1.0)
     md = report.markdown()
     assert "| gate | 0.0 | 100.0 |" in md and "Negative rejection" in md
+
+
+def test_answers_count_from_the_day_each_question_is_asked(tmp_path, embedder, recognizer):
+    """``meta.reference_time`` is when a question is asked ("the current quarter", "last month"):
+    the answer prompt says that day, not the day the evaluation runs; a question without one
+    gets today (UTC). The prompt goes out through litellm to a stand-in OpenAI server."""
+    import datetime as dt
+
+    from kgrag.components import Components
+    from kgrag.config import Settings
+    from tests.chat_server import chat_server
+
+    corpus = write_jsonl(tmp_path / "corpus.jsonl", [
+        {"id": "fy", "title": "Fiscal year", "text": "The fiscal year begins on February 1. Each fiscal quarter "
+                                                     "is three months: the current one began on the first day of "
+                                                     "November, August, May or February."},
+        {"id": "x", "title": "Other", "text": "The cafeteria opens at eight."}])
+    queries = write_jsonl(tmp_path / "queries.jsonl", [
+        {"id": "t", "question": "When did the current fiscal quarter begin?", "answers": ["2025-11-01"],
+         "gold_ids": ["fy"], "meta": {"reference_time": "2025-11-11T11:11:11 (Tuesday)"}},
+        {"id": "u", "question": "When does the fiscal year begin?", "answers": ["February 1"], "gold_ids": ["fy"]}])
+    assert [q.day for q in load_queries(queries)] == [dt.date(2025, 11, 11), None]
+    with chat_server(lambda body: "It began on November 1 [1].") as server:
+        comps = Components(Settings(data_dir=tmp_path / "kb", llm=server.settings()), embedder=embedder,
+                           recognizer=recognizer)
+        try:
+            report = run_eval(comps, corpus, queries, modes="bm25", answers=True)
+        finally:
+            comps.close()
+        asked = [body["messages"][-1]["content"] for body in server.requests]
+    assert [r["answer"]["mode"] for r in report.per_query] == ["llm", "llm"]
+    answering = [c for c in asked if "Question: " in c and "Today is " in c]  # not a query rewrite
+    first = [c for c in answering if "Question: When did the current fiscal quarter begin?" in c]
+    second = [c for c in answering if "Question: When does the fiscal year begin?" in c]
+    assert len(first) == len(second) == 1, asked
+    assert "Today is 2025-11-11 (Tuesday)." in first[0]
+    assert f"Today is {dt.datetime.now(dt.UTC).date().isoformat()}" in second[0]
+
+
+def test_a_reference_time_that_is_no_date_names_the_line(tmp_path):
+    path = write_jsonl(tmp_path / "q.jsonl", [{"id": "a", "question": "x?", "gold_ids": ["1"],
+                                              "meta": {"reference_time": "last Tuesday"}}])
+    with pytest.raises(EvalDataError, match=r"line 1: meta.reference_time must start with a date"):
+        load_queries(path)

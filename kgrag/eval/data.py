@@ -7,6 +7,7 @@ so the ids here are the document ids the knowledge base holds (a hit's ``chunk.d
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import json
 from dataclasses import dataclass, field
@@ -32,6 +33,9 @@ class EvalQuery:
     meta: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
     # The conversation before the question (``meta.context``), oldest turn first.
     history: tuple[Turn, ...] = ()
+    # The day the question is asked (``meta.reference_time``, ISO, e.g. "2025-11-11T11:11:11"):
+    # answers to "the current quarter" count from it, not from the day the evaluation runs.
+    day: dt.date | None = None
 
 
 @dataclass(frozen=True)
@@ -98,7 +102,18 @@ def _query(record: Any, where: str, line_no: int) -> EvalQuery:
     qid = _id(record["id"], where, "field 'id'") if record.get("id") not in (None, "") else f"line{line_no}"
     gold_ids = tuple(dict.fromkeys(_id(g, where, "each gold id") for g in gold))
     meta = meta if isinstance(meta, dict) else {"meta": meta}
-    return EvalQuery(qid, question.strip(), gold_ids, tuple(answers), meta, _history(meta.get("context"), where))
+    return EvalQuery(qid, question.strip(), gold_ids, tuple(answers), meta, _history(meta.get("context"), where),
+                     _day(meta.get("reference_time"), where))
+
+
+def _day(value: Any, where: str) -> dt.date | None:
+    """``meta.reference_time`` → its date; it may go on after the date ("…T11:11:11 (Tuesday)")."""
+    if value is None or value == "":
+        return None
+    try:
+        return dt.date.fromisoformat(str(value)[:10])
+    except ValueError as e:
+        raise EvalDataError(f"{where}: meta.reference_time must start with a date (YYYY-MM-DD), got {value!r}") from e
 
 
 def _history(context: Any, where: str) -> tuple[Turn, ...]:

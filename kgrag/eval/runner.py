@@ -287,6 +287,8 @@ def _answer(generator, q: EvalQuery, result: RetrievalResult, served_k: int) -> 
     hits = result.hits[:served_k]
     # As the server answers (the follow-up completed, a positional one read as such), from the
     # hits it would serve.
+    if q.day is not None:
+        generator = generator.on(q.day)
     answer = generator.answer_to(q.question, replace(result, hits=hits))
     checks = check_citations(answer, hits, q.gold_ids)
     return {

@@ -7,6 +7,7 @@ failure: the answer falls back to the extractive one and says why in ``fallback_
 
 from __future__ import annotations
 
+import datetime as dt
 import time
 from collections.abc import Iterator, Sequence
 
@@ -92,7 +93,7 @@ class Generator:
             return _timed(self._extractive(question, sources, expansions=expansions, position=position), started)
         llm_started = time.perf_counter()
         try:
-            text = llm.complete(self.settings, build_messages(question, sources))
+            text = llm.complete(self.settings, self._messages(question, sources))
         except llm.LLMError as error:
             answer = self._extractive(question, sources, fallback_reason=str(error), expansions=expansions,
                                       position=position)
@@ -134,7 +135,7 @@ class Generator:
         llm_started = time.perf_counter()
         pieces: list[str] = []
         try:
-            for piece in llm.stream(self.settings, build_messages(question, sources)):
+            for piece in llm.stream(self.settings, self._messages(question, sources)):
                 pieces.append(piece)
                 yield {"type": "token", "text": piece}
             if not "".join(pieces).strip():
@@ -148,6 +149,15 @@ class Generator:
             answer = self._checked_llm_answer("".join(pieces), sources)
         answer.timings_ms["llm"] = _ms(llm_started)
         yield {"type": "answer", "answer": _timed(answer, started).to_dict()}
+
+    def on(self, today: dt.date) -> Generator:
+        """This generator with ``today`` as the day its prompts give (an evaluation question's)."""
+        return Generator(self.settings.model_copy(update={"today": today}), max_sources=self.max_sources,
+                         max_context_chars=self.max_context_chars)
+
+    def _messages(self, question: str, sources: list[Source]) -> list[dict[str, str]]:
+        today = self.settings.today or dt.datetime.now(dt.UTC).date()
+        return build_messages(question, sources, today)
 
     def _checked_llm_answer(self, text: str, sources: list[Source]) -> Answer:
         result = check(text, sources)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Sequence
 from dataclasses import replace
 
@@ -83,13 +84,17 @@ def _window(group: list[Hit], limit: int) -> tuple[str, int]:
     return piece.strip(), context.start + start + lead
 
 
-def build_messages(question: str, sources: Sequence[Source]) -> list[dict[str, str]]:
+def build_messages(question: str, sources: Sequence[Source], today: dt.date | None = None) -> list[dict[str, str]]:
+    """The chat messages asking for a cited answer. ``today``: said before the question, so that
+    "the current fiscal quarter" or "last month" can be worked out from the sources' dates."""
     # "Source [n] (header):" rather than a bare "[n] header": small models echo a bare header
     # line back as if it were part of the answer.
     blocks = [f"Source [{s.n}] ({s.header}):\n{s.text}" for s in sources]
     language = "Chinese" if has_han(question) else "English"
+    day = f"\n\nToday is {today.isoformat()} ({today.strftime('%A')})." if today is not None else ""
     user = (
         "\n\n".join(blocks)
+        + day
         + f"\n\nQuestion: {question}\n"
         + f"Write the answer in {language} with a citation like [1] after each sentence."
     )
