@@ -13,12 +13,13 @@ import pytest
 from kgrag.config import ChunkingSettings, LLMSettings
 from kgrag.generate import Generator
 from kgrag.generate.citations import check, normalise_markers, parse_numbers, says_not_in_kb
-from kgrag.generate.prompt import build_messages, build_sources
+from kgrag.generate.prompt import EDGE_REACH, build_messages, build_sources
 from kgrag.generate.sentences import split_sentences
 from kgrag.generate.types import Source
 from kgrag.ingest.chunking import Chunker
 from kgrag.ingest.loaders import load
 from kgrag.retrieve.types import Hit
+from kgrag.types import Chunk
 
 CORPUS = Path(__file__).resolve().parents[1] / "kgrag" / "demo" / "corpus"
 # Small chunks so that the short demo documents get parents with several children.
@@ -179,7 +180,7 @@ def test_a_long_context_is_cut_around_the_matched_child():
     last_child = [h for h in hits if h.parent is not None][-1]
     assert len(last_child.parent.text) > 2 * len(last_child.chunk.text)
     (source,) = build_sources([last_child], max_sources=8, max_context_chars=150)
-    assert len(source.text) <= 150
+    assert len(source.text) <= 150 + EDGE_REACH  # opened early to start with a whole sentence
     assert squeeze(last_child.chunk.text[20:60]) in squeeze(source.text)
     assert source.text.strip() != last_child.parent.text[:150].strip()  # not simply the head
 
@@ -385,3 +386,22 @@ def test_source_header_names_title_section_and_page():
     source = Source(n=1, hits=[hit], text=hit.context.text, offset=hit.context.start)
     assert source.header.startswith("Lowest Common Ancestor (LCA) | ")
     assert source.header.endswith("| page 3")
+
+
+def test_a_window_opens_with_the_whole_sentence_it_would_cut():
+    """A context longer than its share is cut to a window around the matched child; the window
+    opens where the sentence at its edge opens, so the answer quotes "Specialists carry …" and
+    not "carry …" (a child chunk may itself start mid-sentence, after the chunker's overlap)."""
+    from kgrag.generate.generator import Generator
+
+    filler = " ".join(f"Specialists also file report number {i} each week." for i in range(12))
+    text = f"### Specialist\n\nSpecialists carry responsibility for a certain topic. {filler}"
+    parent = Chunk(id="d#p0", doc_id="d", text=text, start=0, end=len(text), is_parent=True)
+    at = text.index("carry")
+    child = Chunk(id="d#c1", doc_id="d", text=text[at:at + 300], start=at, end=at + 300, parent_id="d#p0")
+    (source,) = build_sources([Hit(chunk=child, score=1.0, parent=parent)], max_sources=1, max_context_chars=320)
+    assert source.text.startswith(("### Specialist", "Specialists carry")), source.text[:40]
+    assert text[source.offset:source.offset + len(source.text)] == source.text
+    answer = Generator(LLMSettings(max_sources=1, max_context_chars=320)).answer(
+        "Who carries responsibility for a certain topic?", [Hit(chunk=child, score=1.0, parent=parent)])
+    assert answer.text.startswith("Specialists carry responsibility for a certain topic [1]"), answer.text

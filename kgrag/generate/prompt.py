@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections.abc import Sequence
 from dataclasses import replace
 
@@ -29,7 +30,9 @@ def build_sources(hits: Sequence[Hit], max_sources: int, max_context_chars: int,
 
     The character budget is shared out in order: each source gets an equal part of what is
     left, so a short source leaves more for the ones after it. A context longer than its part
-    is cut to a window around the matched child chunk(s), the text that actually matched.
+    is cut to a window around the matched child chunk(s), the text that actually matched, whose
+    first sentence is whole (the window may open up to ``EDGE_REACH`` characters early: the last
+    source may overrun the budget by that much).
     ``context="chunk"``: a source is the matched child chunk alone, not its parent section.
     ``order="best_last"``: the same sources numbered from the weakest, the best one last (next
     to the question in the prompt).
@@ -69,19 +72,51 @@ def _window(group: list[Hit], limit: int) -> tuple[str, int]:
         lo, hi = 0, min(len(text), limit)
     middle = (lo + hi) // 2
     start = max(0, min(middle - limit // 2, len(text) - limit))
-    end = start + limit
-    # Prefer whole words at the edges; Chinese has no spaces, so cut anywhere there.
+    # The window opens where the sentence it would cut opens (the answer quotes whole sentences:
+    # "Specialists carry …", not "carry …"), up to EDGE_REACH characters over the limit, and
+    # closes after the last whole sentence it holds. It opens no earlier than keeps the matched
+    # children in it, or, when they are longer than it, than the sentence they start in (a child
+    # chunk may start mid-sentence, after the chunker's overlap).
+    end = min(start + limit, len(text))
     if start > 0:
-        space = text.find(" ", start, start + 40)
-        if space != -1:
-            start = space + 1
+        matched_sentence = _sentence_start(text, lo, earliest=0) if lo > 0 else 0
+        start = _sentence_start(text, start, earliest=min(matched_sentence, hi - limit))
     if end < len(text):
-        space = text.rfind(" ", end - 40, end)
-        if space > start:
-            end = space
+        end = _sentence_end(text, end, earliest=min(hi, end) if hi > start else start + 1)
     piece = text[start:end]
     lead = len(piece) - len(piece.lstrip())
     return piece.strip(), context.start + start + lead
+
+
+# Where a sentence or a block ends: sentence punctuation (before a space, for Latin script), a
+# blank line, or a line break before a list item, table line, heading or quote (a soft-wrapped
+# line is no end).
+_SENTENCE_END = re.compile(r"[.!?;](?=\s)|[。！？；]|\n(?=[ \t]*\n)|\n(?=[ \t]*(?:[-*+|#>]|\d{1,3}[.)])\s?)")
+_SPACE = re.compile(r"\s+")
+EDGE_REACH = 160  # characters a window's edge may move to fall between two sentences
+
+
+def _sentence_start(text: str, at: int, earliest: int) -> int:
+    """Where a window starting at ``at`` should start: where the sentence ``at`` falls in opens,
+    if that is within ``EDGE_REACH`` and not before ``earliest``; else the next word's start
+    (Chinese has no spaces: ``at``)."""
+    ends = [m.end() for m in _SENTENCE_END.finditer(text, max(0, at - EDGE_REACH, earliest), at)]
+    if ends:
+        return ends[-1]
+    if at <= EDGE_REACH and earliest <= 0:
+        return 0  # the text's own start opens the sentence
+    space = _SPACE.search(text, at, at + 40)
+    return space.end() if space else at
+
+
+def _sentence_end(text: str, at: int, earliest: int) -> int:
+    """Where a window ending at ``at`` should end: after the last sentence that ends by then, if
+    that is within ``EDGE_REACH`` and not before ``earliest``; else after the last whole word."""
+    ends = [m.end() for m in _SENTENCE_END.finditer(text, max(0, at - EDGE_REACH, earliest), at)]
+    if ends:
+        return ends[-1]
+    spaces = list(_SPACE.finditer(text, max(at - 40, earliest), at))
+    return spaces[-1].start() if spaces and spaces[-1].start() > 0 else at
 
 
 def build_messages(question: str, sources: Sequence[Source], today: dt.date | None = None) -> list[dict[str, str]]:
