@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from kgrag.config import LLMSettings
 from kgrag.generate.positional import PositionAsked, readable, source_items
 from kgrag.generate.types import Source
 from kgrag.retrieve.followup import Turn, complete
@@ -90,7 +91,7 @@ def test_the_previous_answer_decides_the_place_when_the_conversation_has_it(kb):
     the question alone would match another ("the channel for the finance team" names no row)."""
     previous = Turn("Which channel reaches the finance team?", "After “CEO”: Member: CFO; Channel: #finance [1].")
     answer, _ = _ask(kb, "And the next one?", previous)
-    assert answer.text == "After “CFO”: Member: CRO; Channel: #cro [1]."
+    assert answer.text == "After “CFO”: Member: CRO; Channel: #revenue-leadership-team [1]."
 
 
 def test_a_list_item_and_a_question_about_it(kb):
@@ -163,7 +164,8 @@ def test_the_item_asked_for_may_lie_past_the_prompts_window():
     the one asked about is often just past it, and is read from the whole context."""
     from kgrag.generate.positional import answer_item
 
-    full = ("| Member | Channel |\n| --- | --- |\n| CEO | `#ceo` |\n| CFO | `#finance` |\n| CRO | `#cro` |\n"
+    full = ("| Member | Channel |\n| --- | --- |\n| CEO | `#ceo` |\n| CFO | `#finance` |\n"
+            "| CRO | `#revenue-leadership-team` |\n"
             + "More about channels. " * 40)
     parent = Chunk(id="d#p0", doc_id="d", text=full, start=0, end=len(full), is_parent=True)
     child = Chunk(id="d#c0", doc_id="d", text=full[:full.index("| CRO")].rstrip(), start=0,
@@ -173,3 +175,8 @@ def test_the_item_asked_for_may_lie_past_the_prompts_window():
     asked = PositionAsked("What is the Slack channel for the CFO?", "", "after")
     found = answer_item(asked, [window])
     assert found is not None and (found[0].name, found[1].name) == ("CFO", "CRO")
+    from kgrag.generate.generator import Generator
+
+    answer = Generator(LLMSettings())._extractive("And the next one?", [window], position=asked)
+    assert answer.text == "After “CFO”: Member: CRO; Channel: #revenue-leadership-team [1]."
+    assert answer.unsupported_sentences == []  # checked against the row it read, past the window

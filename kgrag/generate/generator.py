@@ -214,9 +214,10 @@ def _quoting(text: str, picks: list[extractive.Pick], sources: list[Source], fal
 
 def _positional_answer(question: str, sources: list[Source], asked: PositionAsked, anchor: positional.Item,
                        target: positional.Item, fallback_reason: str | None) -> Answer:
-    """The item asked for, quoted and cited, its row or list line highlighted."""
+    """The item asked for, quoted and cited, its row or list line highlighted; checked against
+    the source it was read from (the whole context: the row may lie past the prompt's window)."""
     text = positional.compose(asked, anchor, target, question)
-    result = check(text, sources)
+    result = check(text, [target.source if s.n == target.source.n else s for s in sources])
     return Answer(text=result.text, citations=[citation_for(target.source, positional.quoted_sentence(target))],
                   abstained=False, mode="extractive", invalid_citations=result.invalid,
                   unsupported_sentences=result.unsupported, fallback_reason=fallback_reason)
