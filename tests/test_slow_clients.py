@@ -118,9 +118,12 @@ def test_sockets_holding_every_thread_do_not_starve_healthz(server, kind):
         waited = _healthz_seconds(url)
         # Freed by the header deadline / read timeout (1 s each here), not by the clients.
         assert waited < 5.0, waited
-        assert _healthz_seconds(url) < 1.0  # and it serves normally afterwards
         for c in clients:
             c.join(timeout=10)
+        # And it serves normally once the server has ended the slow sockets (measured before they
+        # all were, a request could still queue behind one for most of its 1 s deadline: 1.001 s
+        # was seen on a loaded machine).
+        assert _healthz_seconds(url) < 1.0
     finally:
         stop.set()
         for c in clients:
