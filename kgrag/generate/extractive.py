@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 from kgrag.generate.asks import ask_of, fits
 from kgrag.generate.citations import quotable_sentences
-from kgrag.generate.sentences import Sentence, answer_text, plain, readable, row_text, terms
+from kgrag.generate.sentences import Sentence, answer_text, plain, readable_cells, row_text, terms
 from kgrag.generate.types import Source
 from kgrag.lexicon.scripts import has_han, is_no_space_char
 from kgrag.text.markdown_tables import TableLine, table_lines
@@ -135,7 +135,7 @@ def _tables_as_read(candidates: list[Pick]) -> list[Pick]:
         if line is not None and line.kind != "row":
             continue
         if line is not None:
-            c.body = row_text([readable(cell) for cell in line.cells], [readable(h) for h in line.header])
+            c.body = row_text(*readable_cells(line))
             c.terms = terms(c.body)
         read.append(c)
     return read

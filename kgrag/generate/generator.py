@@ -176,15 +176,8 @@ class Generator:
 
     def _extractive(self, question: str, sources: list[Source], fallback_reason: str | None = None,
                     expansions: Sequence[str] = (), position: PositionAsked | None = None) -> Answer:
-        if position is not None and (found := positional.answer_item(position, sources)) is not None:
-            return _positional_answer(question, sources, position, *found, fallback_reason)
-        section = positional.neighbour_section(position, sources) if position is not None else None
-        if position is not None and section is not None and (picks := extractive.choose(position.about, [section])):
-            # The section retrieval placed next to the cited one, read for what the last turn asked.
-            title = positional.section_title(section)
-            text = extractive.compose(picks)
-            return _quoting(f"{title}: {text}" if title and title not in text else text, picks, sources,
-                            fallback_reason)
+        if position is not None and (read := _positional(question, sources, position, fallback_reason)) is not None:
+            return read
         picks = extractive.choose(question, sources, names=expansions)
         if not picks:  # sources without a single sentence of words
             answer = abstention(question)
@@ -210,6 +203,20 @@ def _quoting(text: str, picks: list[extractive.Pick], sources: list[Source], fal
         unsupported_sentences=result.unsupported,
         fallback_reason=fallback_reason,
     )
+
+
+def _positional(question: str, sources: list[Source], asked: PositionAsked, fallback_reason: str | None) -> Answer | None:
+    """The extractive answer to a positional follow-up: the row or list item asked for, else the
+    section retrieval placed next to the cited one, read for what the last turn asked; None
+    when neither is there (the usual extractive answer then stands)."""
+    if (found := positional.answer_item(asked, sources)) is not None:
+        return _positional_answer(question, sources, asked, *found, fallback_reason)
+    section = positional.neighbour_section(asked, sources)
+    if section is None or not (picks := extractive.choose(asked.about, [section])):
+        return None
+    title = positional.section_title(section)
+    text = extractive.compose(picks)
+    return _quoting(f"{title}: {text}" if title and title not in text else text, picks, sources, fallback_reason)
 
 
 def _positional_answer(question: str, sources: list[Source], asked: PositionAsked, anchor: positional.Item,

@@ -21,8 +21,9 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
-from kgrag.generate.sentences import Sentence, readable, row_text, shorten, terms
+from kgrag.generate.sentences import Sentence, readable, readable_cells, row_text, shorten, terms
 from kgrag.generate.types import Source
 from kgrag.lexicon.scripts import has_han
 from kgrag.retrieve.followup import Completion, asked_direction, asks_by_position
@@ -94,6 +95,16 @@ class Item:
         """What the answer quotes, and what it is matched by (``row_text``)."""
         return row_text(self.cells, self.header)
 
+    @cached_property
+    def words(self) -> set[str]:
+        """The terms of ``text`` (analysed once: every item is matched against several words)."""
+        return terms(self.text)
+
+    @cached_property
+    def own_words(self) -> set[str]:
+        """The terms of its cells alone, without the column names."""
+        return terms(" ".join(self.cells))
+
 
 def answer_item(asked: PositionAsked, sources: Sequence[Source]) -> tuple[Item, Item] | None:
     """(the item the previous turn was about, the item asked for), or None: no item is clearly
@@ -109,7 +120,7 @@ def answer_item(asked: PositionAsked, sources: Sequence[Source]) -> tuple[Item, 
     if not 0 <= index < len(block) or index == at:
         return None
     target = block[index]
-    if asked.own_terms and not asked.own_terms & terms(target.text):
+    if asked.own_terms and not asked.own_terms & target.words:
         return None
     return anchor, target
 
@@ -133,8 +144,8 @@ def _asked_about(question: str, items: list[Item]) -> Item | None:
     total = math.fsum(weights.values())
     best, best_score = None, 0.0
     for item in items:
-        score = math.fsum(weights[t] for t in terms(item.text) & wanted)
-        if score < MIN_COVERAGE * total or not terms(" ".join(item.cells)) & wanted:
+        score = math.fsum(weights[t] for t in item.words & wanted)
+        if score < MIN_COVERAGE * total or not item.own_words & wanted:
             continue
         score /= 1 + RANK_DISCOUNT * (item.source.n - 1)
         if score > best_score:
@@ -213,9 +224,9 @@ def source_items(source: Source) -> list[Item]:
         if row:
             if kind != f"table {row.table}":
                 block, kind = block + 1, f"table {row.table}"
-            cells = tuple(readable(c) for c in row.cells)
+            cells, header = readable_cells(row)
             if row.kind == "row" and any(cells):
-                items.append(Item(source, block, start, end, cells, tuple(readable(h) for h in row.header)))
+                items.append(Item(source, block, start, end, cells, header))
         elif listed:
             if kind != "list":
                 block, kind = block + 1, "list"
@@ -254,6 +265,6 @@ def _weights(wanted: set[str], items: list[Item]) -> dict[str, float]:
     item holds weighs most: the items lack what the turn was about)."""
     held: dict[str, int] = dict.fromkeys(wanted, 0)
     for item in items:
-        for t in terms(item.text) & wanted:
+        for t in item.words & wanted:
             held[t] += 1
     return {t: math.log(1 + len(items) / max(n, 1)) for t, n in held.items()}

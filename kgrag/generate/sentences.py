@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from kgrag.lexicon.scripts import is_no_space_char
 from kgrag.text.analyze import analyze
+from kgrag.text.markdown_tables import TableLine
 
 _LINK = re.compile(r"\[([^\]\n]*)\]\([^)\n]*\)")
 _MARKS = re.compile(r"\*\*|(?<!\w)\*|\*(?!\w)|`")  # underscores stay: "loc_" is a prefix
@@ -145,6 +146,11 @@ def readable(markdown: str) -> str:
     """Inline Markdown as read: a link as its text, no emphasis or code marks."""
     text = _LINK.sub(r"\1", markdown)
     return " ".join(_MARKS.sub("", text).split())
+
+
+def readable_cells(line: TableLine) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """A table line's cells and its header's cells as read (``readable``)."""
+    return tuple(readable(c) for c in line.cells), tuple(readable(h) for h in line.header)
 
 
 def row_text(cells: Sequence[str], header: Sequence[str]) -> str:
