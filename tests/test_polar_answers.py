@@ -1,0 +1,148 @@
+"""Yes/no questions about two subjects' countries ("Are A and B from the same country?", "Are
+both A and B American?", "Do the directors of films A and B ...?") and "both novelists?" are
+answered "Yes"/"No" with the words the verdict rests on, each cited — through ingestion, the
+real retrieval pipeline and the extractive answerer; no verdict without the evidence."""
+
+from __future__ import annotations
+
+import pytest
+
+from kgrag.generate.polar import polar_asked
+from kgrag.lexicon.countries import demonym, first_country
+from tests.conftest import ingested_kb
+
+PAGES = {
+    "seven-sinners.md": "# Seven Sinners (1936 film)\n\nSeven Sinners is a 1936 British thriller film directed by "
+                        "Albert de Courville and starring Edmund Lowe. It was made at Islington Studios.",
+    "everyday.md": "# Everyday (film)\n\nEveryday is a 2012 British drama film directed by Michael Winterbottom. "
+                   "It was filmed over five years.",
+    "doolins.md": "# The Doolins of Oklahoma\n\nThe Doolins of Oklahoma is a 1949 American Western film directed by "
+                  "Gordon Douglas and starring Randolph Scott.",
+    "de-courville.md": "# Albert de Courville\n\nAlbert Pierre de Courville (1887 – 1960) was an English theatrical "
+                       "impresario and film director.",
+    "gordon-douglas.md": "# Gordon Douglas\n\nGordon Douglas (1907 – 1993) was an American film director and actor.",
+    "caracu.md": "# Caracu River\n\nThe Caracu River is a river of Paraná state in southern Brazil.",
+    "rogue.md": "# South Fork Rogue River\n\nThe South Fork Rogue River is a tributary of the Rogue River in the "
+                "U.S. state of Oregon.",
+    "beglarian.md": "# Eve Beglarian\n\nEve Beglarian (born Ann Arbor, Michigan, U.S., July 22, 1958) is a "
+                    "contemporary composer and performer of Armenian descent.",
+    "jordan.md": "# Neil Jordan\n\nNeil Jordan (born 25 February 1950) is an Irish film director and novelist.",
+    "le-carre.md": "# John le Carré\n\nJohn le Carré (1931 – 2020) was a British novelist, much of whose work "
+                   "concerns espionage.",
+    "winton.md": "# Tim Winton\n\nTim Winton (born 4 August 1960) is an Australian novelist and short story writer.",
+    "meeting-venus.md": "# Meeting Venus\n\nMeeting Venus is a 1991 British–American drama film directed by "
+                        "István Szabó.",
+    "untouchables.md": "# The Untouchables (film)\n\nThe Untouchables is a 1987 American crime film directed by "
+                       "Brian De Palma.",
+}
+
+
+@pytest.fixture(scope="module")
+def kb(tmp_path_factory, embedder, recognizer):
+    folder = tmp_path_factory.mktemp("pages")
+    for name, text in PAGES.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    comps = ingested_kb(tmp_path_factory.mktemp("kb"), embedder, recognizer, sorted(folder.iterdir()), len(PAGES))
+    yield comps
+    comps.close()
+
+
+def _answer(kb, question: str):
+    answer = kb.generator.answer_to(question, kb.retriever.retrieve(question))
+    assert answer.mode == "extractive" and not answer.unsupported_sentences and not answer.invalid_citations
+    return answer
+
+
+def _cited_titles(answer) -> set[str]:
+    return {c.title for c in answer.citations}
+
+
+def test_the_same_country_yes_with_both_sentences_cited(kb):
+    answer = _answer(kb, "Do the movies Seven Sinners (1936 Film) and Everyday (Film) originate from the same country?")
+    assert answer.text.startswith("Yes — Seven Sinners: British [")
+    assert "; Everyday: British [" in answer.text
+    assert "Seven Sinners is a 1936 British thriller film" in answer.text and "Everyday is a 2012 British" in answer.text
+    assert _cited_titles(answer) == {"Seven Sinners (1936 film)", "Everyday (film)"}
+
+
+def test_the_same_country_no_read_from_a_state_and_a_country(kb):
+    answer = _answer(kb, "Are both Caracu River and South Fork Rogue River located in the same country?")
+    assert answer.text.startswith("No — Caracu River: Brazil [")
+    assert "South Fork Rogue River: U.S. [" in answer.text
+    assert _cited_titles(answer) == {"Caracu River", "South Fork Rogue River"}
+
+
+def test_different_countries_asks_the_opposite(kb):
+    answer = _answer(kb, "Are Caracu River and South Fork Rogue River located in different countries?")
+    assert answer.text.startswith("Yes — Caracu River: Brazil [")
+
+
+def test_the_directors_of_two_films_are_found_first(kb):
+    answer = _answer(kb, "Are the directors of films Seven Sinners (1936 Film) and The Doolins Of Oklahoma "
+                         "from the same country?")
+    assert answer.text.startswith("No — Albert de Courville: English [")
+    assert "Gordon Douglas: American [" in answer.text
+    assert "directed by Albert de Courville" in answer.text  # the hop's own sentence is quoted too
+    assert {"Albert de Courville", "Gordon Douglas", "Seven Sinners (1936 film)"} <= _cited_titles(answer)
+
+
+def test_both_of_a_named_nationality(kb):
+    answer = _answer(kb, "Are both Neil Jordan and Tim Winton American?")
+    assert answer.text.startswith("No — Neil Jordan: Irish [")  # "Jordan" in his name is no country
+    assert "Tim Winton: Australian [" in answer.text
+    answer = _answer(kb, "Were Gordon Douglas and The Doolins Of Oklahoma both Americans?")
+    assert answer.text.startswith("Yes — Gordon Douglas: American [")
+
+
+def test_a_birthplace_in_brackets_and_a_descent_are_no_nationality(kb):
+    """Eve Beglarian's page names Armenia as her descent, which is no nationality, and the U.S.
+    only as her birthplace, in brackets, which counts because nothing else names a country; and
+    "both of Armenian descent" is asked of each page's words, which the Irish page lacks."""
+    answer = _answer(kb, "Are Eve Beglarian and Neil Jordan from the same country?")
+    assert answer.text.startswith("No — Eve Beglarian: Michigan, U.S. [")  # only the brackets name one
+    answer = _answer(kb, "Are Eve Beglarian and Neil Jordan both of Armenian descent?")
+    assert not answer.text.startswith(("Yes", "No"))  # a category the Irish page does not hold
+
+
+def test_a_shared_one_of_several_nationalities_is_the_same_country(kb):
+    answer = _answer(kb, "Are Meeting Venus and The Untouchables (Film) from the same country?")
+    assert answer.text.startswith("Yes — Meeting Venus: British–American [")
+
+
+def test_both_of_a_kind_is_yes_only_when_both_pages_say_so(kb):
+    answer = _answer(kb, "Are John le Carré and Tim Winton both novelists?")
+    assert answer.text.startswith("Yes — both novelists: John le Carré [")
+    assert "British novelist" in answer.text and "Australian novelist" in answer.text
+    answer = _answer(kb, "Are John le Carré and Gordon Douglas both novelists?")
+    assert not answer.text.startswith(("Yes", "No"))  # "film director" does not say he is no novelist
+
+
+def test_which_of_two_and_open_questions_are_not_yes_no_questions(kb):
+    result = kb.retriever.retrieve("Is Seven Sinners or Everyday the older film?")
+    sources = kb.generator._sources(result.hits)
+    assert polar_asked("Is Seven Sinners or Everyday the older film?", sources) is None
+    assert polar_asked("Which country is Everyday from?", sources) is None
+    asked = polar_asked("Do the movies Seven Sinners (1936 Film) and Everyday (Film) originate from the same country?",
+                        sources)
+    assert asked is not None and asked.subjects == ("Seven Sinners (1936 Film)", "Everyday (Film)")
+
+
+@pytest.mark.parametrize(("text", "country", "surface"), [
+    ("Neil Jordan is an Irish film director.", "Ireland", "Irish"),
+    ("He is a German-born American actor.", "United States", "American"),
+    ("It is located in British Columbia, Canada.", "Canada", "Canada"),
+    ("Chad Smith was born in New Jersey.", "United States", "New Jersey"),
+    ("In France, the film was a hit.", "France", "France"),
+    ("a station in Hubei Province, People's Republic of China", "China", "People's Republic of China"),
+    ("an Icelandic novelist", "Iceland", "Icelandic"),
+])
+def test_countries_named_in_text(text, country, surface):
+    found = first_country(text)
+    assert found is not None and (found.country, found.surface) == (country, surface)
+
+
+def test_no_country_in_names_and_words():
+    assert first_country("Rhode Island Red is a breed of chicken, Neil Jordan said.") is None
+    assert first_country("Neil Jordan and Chad Smith met on the Island.") is None
+    assert first_country("Neil Jordan met her in Rhode Island.").country == "United States"  # type: ignore[union-attr]
+    assert demonym("United States") == "American" and demonym("China") == "Chinese"
