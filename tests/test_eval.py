@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from kgrag.eval import metrics as m
-from kgrag.eval.answers import answer_contains, answer_exact, check_citations, normalize_answer
+from kgrag.eval.answers import answer_contains, answer_exact, answer_leads, check_citations, normalize_answer
 from kgrag.eval.data import EvalDataError, check_gold_in_corpus, load_corpus, load_queries
 from kgrag.eval.kb import MANIFEST, KnowledgeBaseError, default_kb_dir, reset_kb_dir
 from kgrag.eval.runner import EvalConfigError, parse_modes, run_eval
@@ -79,6 +79,17 @@ def test_answer_normalisation():
     assert answer_contains("《战国无双3》由光荣和ω－force合作开发。", ["光荣和ω-force"])
     assert not answer_contains("anything at all", ["The"])  # a gold of only an article matches nothing
     assert not answer_exact("Paris, France", ["Paris"])
+
+
+def test_the_first_sentence_is_what_an_answer_leads_with():
+    """Quoting both options of a which-of-two question contains either gold; only the one the
+    first sentence names leads."""
+    both = "Everyday is a 2012 British drama film [2]. Seven Sinners is a 1936 British thriller film [1]."
+    assert answer_contains(both, ["Seven Sinners"]) and not answer_leads(both, ["Seven Sinners"])
+    chosen = "Seven Sinners — 1936 [1]. Everyday — 2012 [2]. Seven Sinners is a 1936 British thriller film [1]."
+    assert answer_leads(chosen, ["Seven Sinners"]) and not answer_leads(chosen, ["Everyday"])
+    assert answer_leads("最近公共祖先是深度最大的公共祖先[1]。其余略[2]。", ["深度最大"])
+    assert not answer_leads("", ["anything"])
 
 
 def _hit(cid: str, doc: str, text: str) -> Hit:
@@ -214,6 +225,9 @@ def test_tiny_set_bm25_metrics_match_hand_computation(components, tiny_set):
     assert report.answers.citations >= 1 and report.answers.citation_precision == 1.0
     for r in report.per_query:
         assert r["answer"]["contains"] == (not r["answer"]["abstained"] and answer_contains(r["answer"]["text"], r["answers"]))
+        assert r["answer"]["leads"] == (not r["answer"]["abstained"] and answer_leads(r["answer"]["text"], r["answers"]))
+        assert r["answer"]["leads"] <= r["answer"]["contains"]
+    assert report.answers.leads == pytest.approx(sum(r["answer"]["leads"] for r in report.per_query) / 3)
 
     md = report.markdown()
     assert "| bm25 | 50.0 | 50.0 | 50.0 | 50.0 | 33.3 |" in md

@@ -55,6 +55,14 @@ def answer_contains(prediction: str, golds: Iterable[str]) -> bool:
     return any(f is not None and f[1] in f[0] for f in (_forms(prediction, g) for g in golds))
 
 
+def answer_leads(prediction: str, golds: Iterable[str]) -> bool:
+    """Whether the answer's first sentence holds a gold answer: what a reader takes as the
+    answer. Quoting both options of "Which came first, A or B?" contains the gold, and so does
+    an answer leading with the wrong one; this does not."""
+    sentences = answer_sentences(prediction)
+    return bool(sentences) and answer_contains(sentences[0].text, golds)
+
+
 @dataclass
 class CitationCheck:
     n: int

@@ -54,6 +54,7 @@ class AnswerSummary:
     answer_modes: dict[str, int]
     fallbacks: int
     latency_ms: dict[str, float]
+    leads: float = 0.0  # the answer's first sentence holds a gold answer (reports before it: 0)
 
 
 @dataclass
@@ -156,9 +157,9 @@ def render_markdown(r: EvalReport) -> str:
         who = f"LLM `{a.model}`" if a.model else "extractive answerer"
         out += ["", f"Answers ({who}, hits of `{a.mode}`; {a.citations} citations; "
                     f"answer modes {a.answer_modes}, {a.fallbacks} LLM fallbacks):", ""]
-        out += _table(["contains gold", "exact", "abstained", "citation precision", "cited gold passage",
-                       "p50 ms", "p95 ms"],
-                      [[_pct(a.contains), _pct(a.exact), _pct(a.abstained), _pct(a.citation_precision),
+        out += _table(["contains gold", "first sentence holds gold", "exact", "abstained", "citation precision",
+                       "cited gold passage", "p50 ms", "p95 ms"],
+                      [[_pct(a.contains), _pct(a.leads), _pct(a.exact), _pct(a.abstained), _pct(a.citation_precision),
                         _pct(a.citation_gold), _ms(a.latency_ms.get("p50")), _ms(a.latency_ms.get("p95"))]], align_left=0)
     if r.negatives is not None:
         out += _negatives_table(r.negatives)

@@ -26,7 +26,7 @@ from tqdm import tqdm
 from kgrag import heap
 from kgrag.errors import InputError
 from kgrag.eval import metrics as m
-from kgrag.eval.answers import answer_contains, answer_exact, check_citations
+from kgrag.eval.answers import answer_contains, answer_exact, answer_leads, check_citations
 from kgrag.eval.data import EvalQuery, check_gold_in_corpus, load_corpus, load_queries
 from kgrag.eval.kb import ensure_kb, served_knowledge_base
 from kgrag.eval.negatives import summarize as summarize_negatives
@@ -297,6 +297,7 @@ def _answer(generator, q: EvalQuery, result: RetrievalResult, served_k: int) -> 
         "abstained": answer.abstained,
         "exact": (not answer.abstained) and answer_exact(answer.text, q.answers),
         "contains": (not answer.abstained) and answer_contains(answer.text, q.answers),
+        "leads": (not answer.abstained) and answer_leads(answer.text, q.answers),
         "citations": [{"n": c.n, "chunk_id": c.chunk_id, "doc_id": c.doc_id, "retrieved": c.retrieved,
                        "supported": c.supported, "gold": c.gold} for c in checks],
         "fallback_reason": answer.fallback_reason,
@@ -340,6 +341,7 @@ def _summarize_answers(mode_name: str, per_query: list[dict[str, Any]], model: s
         model=model,
         queries=n,
         contains=m.mean([float(a["contains"]) for a in rows]),
+        leads=m.mean([float(a.get("leads", False)) for a in rows]),
         exact=m.mean([float(a["exact"]) for a in rows]),
         abstained=m.mean([float(a["abstained"]) for a in rows]),
         citations=len(citations),

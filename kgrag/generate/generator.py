@@ -12,7 +12,7 @@ import time
 from collections.abc import Iterator, Sequence
 
 from kgrag.config import LLMSettings
-from kgrag.generate import extractive, llm, polar, positional
+from kgrag.generate import compare, extractive, llm, polar, positional
 from kgrag.generate.citations import CheckResult, check, chunk_span, citation_for, citations_for
 from kgrag.generate.positional import PositionAsked
 from kgrag.generate.prompt import build_messages, build_sources
@@ -178,7 +178,7 @@ class Generator:
                     expansions: Sequence[str] = (), position: PositionAsked | None = None) -> Answer:
         if position is not None and (read := _positional(question, sources, position, fallback_reason)) is not None:
             return read
-        if (verdict := polar.answer(question, sources)) is not None:
+        if (verdict := polar.answer(question, sources) or compare.answer(question, sources)) is not None:
             return _quoting(*verdict, sources, fallback_reason)
         picks = extractive.choose(question, sources, names=expansions)
         if not picks:  # sources without a single sentence of words

@@ -1,12 +1,16 @@
-"""Yes/no questions about two subjects' countries ("Are A and B from the same country?", "Are
-both A and B American?", "Do the directors of films A and B ...?") and "both novelists?" are
-answered "Yes"/"No" with the words the verdict rests on, each cited — through ingestion, the
-real retrieval pipeline and the extractive answerer; no verdict without the evidence."""
+"""Questions comparing two subjects, answered without an LLM through ingestion, the real retrieval
+pipeline and the extractive answerer, with the words the answer rests on, each cited — and no
+verdict without that evidence:
+- yes/no about their countries ("Are A and B from the same country?", "Are both A and B
+  American?", "Do the directors of films A and B ...?") and "both novelists?";
+- which of two by a date ("Which film came out first, A or B?", "Who was born later, A or B?",
+  "Which film has the director who died first, A or B?", "Who lived longer, A or B?")."""
 
 from __future__ import annotations
 
 import pytest
 
+from kgrag.generate.compare import which_asked
 from kgrag.generate.polar import polar_asked
 from kgrag.lexicon.countries import demonym, first_country
 from tests.conftest import ingested_kb
@@ -32,6 +36,7 @@ PAGES = {
     "winton.md": "# Tim Winton\n\nTim Winton (born 4 August 1960) is an Australian novelist and short story writer.",
     "meeting-venus.md": "# Meeting Venus\n\nMeeting Venus is a 1991 British–American drama film directed by "
                         "István Szabó.",
+    "venus-rising.md": "# Venus Rising\n\nVenus Rising is a 1991 American science fiction film.",
     "untouchables.md": "# The Untouchables (film)\n\nThe Untouchables is a 1987 American crime film directed by "
                        "Brian De Palma.",
 }
@@ -146,3 +151,54 @@ def test_no_country_in_names_and_words():
     assert first_country("Neil Jordan and Chad Smith met on the Island.") is None
     assert first_country("Neil Jordan met her in Rhode Island.").country == "United States"  # type: ignore[union-attr]
     assert demonym("United States") == "American" and demonym("China") == "Chinese"
+
+
+def test_which_film_came_out_first(kb):
+    answer = _answer(kb, "Which film came out first, Seven Sinners (1936 Film) or Everyday (Film)?")
+    assert answer.text.startswith("Seven Sinners — 1936 [")
+    assert "]. Everyday — 2012 [" in answer.text
+    assert _cited_titles(answer) == {"Seven Sinners (1936 film)", "Everyday (film)"}
+    answer = _answer(kb, "Which film was released more recently, The Doolins Of Oklahoma or Meeting Venus?")
+    assert answer.text.startswith("Meeting Venus — 1991 [")
+    assert "]. The Doolins Of Oklahoma — 1949 [" in answer.text
+
+
+def test_who_was_born_first_reads_the_brackets_after_the_name(kb):
+    answer = _answer(kb, "Who was born first, Tim Winton or Neil Jordan?")
+    assert answer.text.startswith("Neil Jordan — born 25 February 1950 [")
+    assert "]. Tim Winton — born 4 August 1960 [" in answer.text
+    answer = _answer(kb, "Who is younger, Neil Jordan or Tim Winton?")
+    assert answer.text.startswith("Tim Winton — born 4 August 1960 [")
+
+
+def test_the_film_whose_director_died_later(kb):
+    answer = _answer(kb, "Which film has the director who died later, Seven Sinners (1936 Film) or "
+                         "The Doolins Of Oklahoma?")
+    assert answer.text.startswith("The Doolins Of Oklahoma — director Gordon Douglas, died 1993 [")
+    assert "]. Seven Sinners — director Albert de Courville, died 1960 [" in answer.text
+    assert "directed by Albert de Courville" in answer.text and "Gordon Douglas (1907 – 1993)" in answer.text
+
+
+def test_who_lived_longer(kb):
+    answer = _answer(kb, "Who lived longer, Albert de Courville or Gordon Douglas?")
+    assert answer.text.startswith("Gordon Douglas — 1907 – 1993 [")
+    assert "]. Albert de Courville — 1887 – 1960 [" in answer.text
+
+
+def test_a_tie_is_no_choice(kb):
+    """Both films are dated 1991: the answer quotes them and chooses neither."""
+    answer = _answer(kb, "Which film came out first, Meeting Venus or Venus Rising?")
+    assert not answer.text.startswith(("Meeting Venus —", "Venus Rising —"))
+    assert "1991" in answer.text
+
+
+def test_which_of_two_questions_are_read_as_such(kb):
+    question = "Which film came out first, Seven Sinners (1936 Film) or Everyday (Film)?"
+    sources = kb.generator._sources(kb.retriever.retrieve(question).hits)
+    asked = which_asked(question, sources)
+    assert asked is not None and asked.options == ("Seven Sinners (1936 Film)", "Everyday (Film)")
+    assert (asked.date, asked.earliest, asked.relation) == ("event", True, None)
+    asked = which_asked("Which film has the director born later, Seven Sinners (1936 Film) or Everyday (Film)?", sources)
+    assert asked is not None and (asked.date, asked.earliest, asked.relation) == ("birth", False, "director")
+    assert which_asked("Which film is British, Seven Sinners (1936 Film) or Everyday (Film)?", sources) is None
+    assert which_asked("Seven Sinners (1936 Film) or Everyday (Film)?", sources) is None
