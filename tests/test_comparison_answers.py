@@ -4,7 +4,8 @@ verdict without that evidence:
 - yes/no about their countries ("Are A and B from the same country?", "Are both A and B
   American?", "Do the directors of films A and B ...?") and "both novelists?";
 - which of two by a date ("Which film came out first, A or B?", "Who was born later, A or B?",
-  "Which film has the director who died first, A or B?", "Who lived longer, A or B?")."""
+  "Which film has the director who died first, A or B?", "Who lived longer, A or B?");
+- a question about whom a relation leads to ("Where was the director of film A born?")."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import pytest
 
 from kgrag.generate.compare import which_asked
 from kgrag.generate.polar import polar_asked
+from kgrag.generate.relayed import answer as relayed_answer
 from kgrag.lexicon.countries import demonym, first_country
 from tests.conftest import ingested_kb
 
@@ -23,8 +25,9 @@ PAGES = {
     "doolins.md": "# The Doolins of Oklahoma\n\nThe Doolins of Oklahoma is a 1949 American Western film directed by "
                   "Gordon Douglas and starring Randolph Scott.",
     "de-courville.md": "# Albert de Courville\n\nAlbert Pierre de Courville (1887 – 1960) was an English theatrical "
-                       "impresario and film director.",
-    "gordon-douglas.md": "# Gordon Douglas\n\nGordon Douglas (1907 – 1993) was an American film director and actor.",
+                       "impresario and film director. He was born in Croydon and began as a journalist.",
+    "gordon-douglas.md": "# Gordon Douglas\n\nGordon Douglas (1907 – 1993) was an American film director and actor. "
+                         "He was born in New York City and began as a child actor.",
     "caracu.md": "# Caracu River\n\nThe Caracu River is a river of Paraná state in southern Brazil.",
     "rogue.md": "# South Fork Rogue River\n\nThe South Fork Rogue River is a tributary of the Rogue River in the "
                 "U.S. state of Oregon.",
@@ -202,3 +205,21 @@ def test_which_of_two_questions_are_read_as_such(kb):
     assert asked is not None and (asked.date, asked.earliest, asked.relation) == ("birth", False, "director")
     assert which_asked("Which film is British, Seven Sinners (1936 Film) or Everyday (Film)?", sources) is None
     assert which_asked("Seven Sinners (1936 Film) or Everyday (Film)?", sources) is None
+
+
+def test_the_director_of_a_film_is_read_on_his_own_page(kb):
+    """Two directors' pages each say where he was born: the answer reads the one the film's page
+    names, and leads with it."""
+    answer = _answer(kb, "Where was the director of film Seven Sinners (1936 Film) born?")
+    assert answer.text.startswith("Albert Pierre de Courville (1887 – 1960) was an English")
+    assert "He was born in Croydon" in answer.text and "directed by Albert de Courville" in answer.text
+    assert "New York" not in answer.text
+    assert _cited_titles(answer) == {"Albert de Courville", "Seven Sinners (1936 film)"}
+    answer = _answer(kb, "Where was The Doolins Of Oklahoma's director born?")
+    assert "He was born in New York City" in answer.text and "Croydon" not in answer.text
+
+
+def test_no_hop_without_the_person_named(kb):
+    question = "Where was the composer of film Everyday (Film) born?"  # its page names no composer
+    sources = kb.generator._sources(kb.retriever.retrieve(question).hits)
+    assert relayed_answer(question, sources) is None

@@ -12,7 +12,7 @@ import time
 from collections.abc import Iterator, Sequence
 
 from kgrag.config import LLMSettings
-from kgrag.generate import compare, extractive, llm, polar, positional
+from kgrag.generate import compare, extractive, llm, polar, positional, relayed
 from kgrag.generate.citations import CheckResult, check, chunk_span, citation_for, citations_for
 from kgrag.generate.positional import PositionAsked
 from kgrag.generate.prompt import build_messages, build_sources
@@ -178,8 +178,8 @@ class Generator:
                     expansions: Sequence[str] = (), position: PositionAsked | None = None) -> Answer:
         if position is not None and (read := _positional(question, sources, position, fallback_reason)) is not None:
             return read
-        if (verdict := polar.answer(question, sources) or compare.answer(question, sources)) is not None:
-            return _quoting(*verdict, sources, fallback_reason)
+        if (compared := _compared_or_relayed(question, sources)) is not None:
+            return _quoting(*compared, sources, fallback_reason)
         picks = extractive.choose(question, sources, names=expansions)
         if not picks:  # sources without a single sentence of words
             answer = abstention(question)
@@ -188,9 +188,18 @@ class Generator:
         return _quoting(extractive.compose(picks), picks, sources, fallback_reason)
 
 
+def _compared_or_relayed(question: str, sources: list[Source]) -> tuple[str, list[extractive.Pick]] | None:
+    """A yes/no or which-of-two comparison, or a question about whom a relation leads to, read
+    as such (``polar``, ``compare``, ``relayed``); None for any other question."""
+    return polar.answer(question, sources) or compare.answer(question, sources) or relayed.answer(question, sources)
+
+
 def _quoting(text: str, picks: list[extractive.Pick], sources: list[Source], fallback_reason: str | None) -> Answer:
-    """The extractive answer ``text`` made of ``picks``, checked, each quoted sentence cited."""
-    result: CheckResult = check(text, sources)
+    """The extractive answer ``text`` made of ``picks``, checked, each quoted sentence cited. A
+    pick read from a source's whole context rather than its prompt window (``relayed``) is
+    checked against that context."""
+    read = {p.source.n: p.source for p in picks}
+    result: CheckResult = check(text, [read.get(s.n, s) for s in sources])
     citations: dict[int, Citation] = {}
     for p in picks:  # cite the very sentence quoted (the first one per source)
         citations.setdefault(p.source.n, citation_for(p.source, p.sentence))

@@ -110,7 +110,7 @@ def answer_item(asked: PositionAsked, sources: Sequence[Source]) -> tuple[Item, 
     """(the item the previous turn was about, the item asked for), or None: no item is clearly
     the previous turn's (``_asked_about``, ``_quoted``), none lies that way, or the follow-up
     asks about words the item asked for does not hold."""
-    items = [item for source in sources for item in source_items(_whole(source))]
+    items = [item for source in sources for item in source_items(source.whole())]
     anchor = _asked_about(asked.previous_question, items) or _quoted(asked.previous_answer, items)
     if anchor is None:
         return None
@@ -123,15 +123,6 @@ def answer_item(asked: PositionAsked, sources: Sequence[Source]) -> tuple[Item, 
     if asked.own_terms and not asked.own_terms & target.words:
         return None
     return anchor, target
-
-
-def _whole(source: Source) -> Source:
-    """The source over its whole context: a long context is cut to a window around the matched
-    chunk for the prompt, and the item asked for is often the line just past the window."""
-    context = source.context
-    if source.offset == context.start and len(source.text) == len(context.text):
-        return source
-    return Source(n=source.n, hits=source.hits, text=context.text, offset=context.start)
 
 
 def _asked_about(question: str, items: list[Item]) -> Item | None:

@@ -20,8 +20,9 @@ from kgrag.generate.types import Source
 
 # The agent a question compares instead of the subjects ("the directors of films A and B",
 # "the film whose director ...") and the passive verb a subject's sentence names it with.
-RELATIONS = {"director": "directed", "composer": "composed", "writer": "written", "author": "written",
-             "founder": "founded", "creator": "created", "producer": "produced", "architect": "designed"}
+RELATIONS = {"director": "directed", "composer": "(?:composed|music)", "writer": "(?:written|screenplay)",
+             "author": "written", "founder": "founded", "creator": "created", "producer": "produced",
+             "architect": "designed"}
 RELATION = re.compile(r"\b(" + "|".join(RELATIONS) + r")s?\b", re.I)
 _PERSON = r"[A-Z][\w.'’-]*(?:\s+(?:[A-Z][\w.'’-]*|de|da|di|del|van|von|der|la|le|bin|al))*"
 PARENTHESISED = re.compile(r"\s*[(（][^)）]*[)）]")

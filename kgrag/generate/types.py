@@ -80,6 +80,15 @@ class Source:
     def context(self) -> Chunk:
         return self.hits[0].context
 
+    def whole(self) -> Source:
+        """This source over its whole context: a long context is cut to a window around the
+        matched chunk for the prompt, and what a reader looks for is often just past it (the
+        next table row, "He was born in London")."""
+        context = self.context
+        if self.offset == context.start and len(self.text) == len(context.text):
+            return self
+        return Source(n=self.n, hits=self.hits, text=context.text, offset=context.start)
+
     @property
     def header(self) -> str:
         ctx = self.context

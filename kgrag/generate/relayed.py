@@ -1,0 +1,97 @@
+"""Questions about someone reached through a relation of something else — "Where was the director
+of film He's a Cockeyed Wonder born?", "Which award did the composer of Howrah Bridge earn?",
+"When did Les Films du Losange's founder die?" — answered without an LLM by making the hop the
+question describes.
+
+The extractive answer's bridge follows a title that a picked sentence names; with several
+directors' pages among the sources it may read the wrong one (Richard Thorpe's birth for Peter
+Godfrey's film). Here the hop is read: the subject's sentence naming the person ("directed by
+Peter Godfrey", ``subjects.led_to``), then that person's own page, read for the rest of the
+question with the person's name in place of the phrase ("Where was Peter Godfrey born?",
+``extractive.choose`` over that page alone). The answer leads with what the person's page says,
+then quotes the sentence naming the person:
+``Peter Godfrey (16 October 1899 – 4 March 1970) was an English film director … born in London [2].
+He's a Cockeyed Wonder is a 1950 American comedy film directed by Peter Godfrey … [1].``
+
+No hop without the subject's sentence naming the person and the person's own page (titled with
+the name, or sentences where the name is the subject): the usual extractive answer stands.
+Measured with ``kgrag eval --answers`` (README, "Comparisons and hops").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from kgrag.generate import extractive
+from kgrag.generate.extractive import Pick, compose
+from kgrag.generate.subjects import RELATIONS, led_to, longest_held, norm, profile, title_forms, titled_with
+from kgrag.generate.types import Source
+
+_RELATION_WORDS = "|".join(RELATIONS)
+# "the director of (the) (film) X", "X's director"; the kind of work named before X is no part of it.
+_OF = re.compile(rf"\bthe\s+(?P<relation>{_RELATION_WORDS})s?\s+of\s+(?:the\s+)?"
+                 r"(?:(?:film|movie|song|album|band|company|book|novel|play|opera|magazine|series|show|work)\s+)?", re.I)
+_POSSESSIVE = re.compile(rf"['’]s?\s+(?P<relation>{_RELATION_WORDS})\b", re.I)
+MAX_SAID = 2  # sentences of the person's page quoted
+
+
+def answer(question: str, sources: Sequence[Source]) -> tuple[str, list[Pick]] | None:
+    """The person's page's answer and the sentence naming the person, or None."""
+    found = _relayed(question, sources)
+    if found is None:
+        return None
+    relation, subject, span = found
+    hop = led_to(profile(subject, sources), relation)
+    if hop is None:
+        return None
+    person, named_in = hop
+    page = _page_of(person, sources)
+    if page is None:
+        return None
+    page = page.whole()  # the answer is often past the prompt's window ("He was born in London")
+    asked = question[:span[0]] + person + question[span[1]:]  # "Where was Peter Godfrey born?"
+    said = [p for p in extractive.choose(asked, [page], names=[person]) if not _same(p, named_in)][:MAX_SAID]
+    if not said:
+        return None
+    picks = [*said, named_in]
+    return compose(picks), picks
+
+
+def _relayed(question: str, sources: Sequence[Source]) -> tuple[str, str, tuple[int, int]] | None:
+    """The relation, the subject (as written) and the span of the whole phrase ("the director of
+    film X", "X's director") in ``question``: a source title written there, else the longest
+    words next to the relation that the sources hold."""
+    texts = [norm(s.text) for s in sources]
+    titles = sorted({t for s in sources for t in title_forms(s.context.title or "")}, key=len, reverse=True)
+    of = _OF.search(question)
+    if of is not None:
+        after = question[of.end():]
+        title = next((t for t in titles if re.match(re.escape(t) + r"(?!\w)", after, re.I)), None)
+        subject = ((after[:len(title)], (of.end(), of.end() + len(title))) if title
+                   else longest_held(after, texts, from_end=False, offset=of.end()))
+        if subject is not None:
+            return of.group("relation").lower(), subject[0], (of.start(), subject[1][1])
+    possessive = _POSSESSIVE.search(question)
+    if possessive is not None:
+        before = question[:possessive.start()]
+        title = next((t for t in titles if re.search(r"(?<!\w)" + re.escape(t) + r"$", before, re.I)), None)
+        subject = ((before[len(before) - len(title):], (len(before) - len(title), len(before))) if title
+                   else longest_held(before, texts, from_end=True, offset=0))
+        if subject is not None:
+            return possessive.group("relation").lower(), subject[0], (subject[1][0], possessive.end())
+    return None
+
+
+def _page_of(person: str, sources: Sequence[Source]) -> Source | None:
+    """The person's own page: the source titled with the name, else the one holding the first
+    sentence where the name is the subject."""
+    own = titled_with(person, sources)
+    if own is not None:
+        return own
+    said = profile(person, sources)
+    return said[0][0] if said else None
+
+
+def _same(a: Pick, b: Pick) -> bool:
+    return a.source.n == b.source.n and a.sentence.start == b.sentence.start
