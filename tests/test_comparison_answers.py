@@ -5,7 +5,8 @@ verdict without that evidence:
   American?", "Do the directors of films A and B ...?") and "both novelists?";
 - which of two by a date ("Which film came out first, A or B?", "Who was born later, A or B?",
   "Which film has the director who died first, A or B?", "Who lived longer, A or B?");
-- a question about whom a relation leads to ("Where was the director of film A born?")."""
+- a question about whom a relation leads to ("Where was the director of film A born?", "Where did
+  A's mother die?")."""
 
 from __future__ import annotations
 
@@ -40,6 +41,11 @@ PAGES = {
     "meeting-venus.md": "# Meeting Venus\n\nMeeting Venus is a 1991 British–American drama film directed by "
                         "István Szabó.",
     "venus-rising.md": "# Venus Rising\n\nVenus Rising is a 1991 American science fiction film.",
+    "philibert.md": "# Philibert of Brenne\n\nPhilibert of Brenne (1465 – 1482) was a duke, the son of Amadeus of "
+                    "Brenne and Yolande of Valmont.",
+    "amadeus.md": "# Amadeus of Brenne\n\nAmadeus of Brenne (1435 – 1472) was a duke. He died in Vercelli.",
+    "yolande.md": "# Yolande of Valmont\n\nYolande of Valmont (1434 – 1478) was a duchess and regent. She died in "
+                  "Moncrivello.",
     "untouchables.md": "# The Untouchables (film)\n\nThe Untouchables is a 1987 American crime film directed by "
                        "Brian De Palma.",
 }
@@ -223,3 +229,13 @@ def test_no_hop_without_the_person_named(kb):
     question = "Where was the composer of film Everyday (Film) born?"  # its page names no composer
     sources = kb.generator._sources(kb.retriever.retrieve(question).hits)
     assert relayed_answer(question, sources) is None
+
+
+def test_a_parent_is_read_as_the_page_names_them(kb):
+    """"the son of A and B": A is the father, B the mother; each is read on their own page."""
+    answer = _answer(kb, "Where did Philibert of Brenne's mother die?")
+    assert answer.text.startswith("Yolande of Valmont (1434 – 1478)")  # her page first
+    assert "She died in Moncrivello [" in answer.text
+    assert "son of Amadeus of Brenne and Yolande of Valmont" in answer.text and "Vercelli" not in answer.text
+    answer = _answer(kb, "Where did the father of Philibert of Brenne die?")
+    assert "He died in Vercelli [" in answer.text and "Moncrivello" not in answer.text

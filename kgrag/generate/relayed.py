@@ -1,7 +1,7 @@
 """Questions about someone reached through a relation of something else — "Where was the director
 of film He's a Cockeyed Wonder born?", "Which award did the composer of Howrah Bridge earn?",
-"When did Les Films du Losange's founder die?" — answered without an LLM by making the hop the
-question describes.
+"When did Les Films du Losange's founder die?", "What is the date of death of Philibert I's
+mother?" — answered without an LLM by making the hop the question describes.
 
 The extractive answer's bridge follows a title that a picked sentence names; with several
 directors' pages among the sources it may read the wrong one (Richard Thorpe's birth for Peter
@@ -25,14 +25,14 @@ from collections.abc import Sequence
 
 from kgrag.generate import extractive
 from kgrag.generate.extractive import Pick, compose
-from kgrag.generate.subjects import RELATIONS, led_to, longest_held, norm, profile, title_forms, titled_with
+from kgrag.generate.subjects import KIN_WORDS, RELATIONS, led_to, longest_held, norm, profile, title_forms, titled_with
 from kgrag.generate.types import Source
 
-_RELATION_WORDS = "|".join(RELATIONS)
+_RELATION_WORDS = "|".join([*RELATIONS, *KIN_WORDS])
 # "the director of (the) (film) X", "X's director"; the kind of work named before X is no part of it.
-_OF = re.compile(rf"\bthe\s+(?P<relation>{_RELATION_WORDS})s?\s+of\s+(?:the\s+)?"
+_OF = re.compile(rf"\bthe\s+(?P<relation>{_RELATION_WORDS})s?(?![\w-])\s+of\s+(?:the\s+)?"
                  r"(?:(?:film|movie|song|album|band|company|book|novel|play|opera|magazine|series|show|work)\s+)?", re.I)
-_POSSESSIVE = re.compile(rf"['’]s?\s+(?P<relation>{_RELATION_WORDS})\b", re.I)
+_POSSESSIVE = re.compile(rf"['’]s?\s+(?P<relation>{_RELATION_WORDS})(?![\w-])", re.I)  # not "father-in-law"
 MAX_SAID = 2  # sentences of the person's page quoted
 
 

@@ -24,7 +24,20 @@ RELATIONS = {"director": "directed", "composer": "(?:composed|music)", "writer":
              "author": "written", "founder": "founded", "creator": "created", "producer": "produced",
              "architect": "designed"}
 RELATION = re.compile(r"\b(" + "|".join(RELATIONS) + r")s?\b", re.I)
-_PERSON = r"[A-Z][\w.'’-]*(?:\s+(?:[A-Z][\w.'’-]*|de|da|di|del|van|von|der|la|le|bin|al))*"
+_PERSON = (r"[A-Z][\w.'’-]*(?:\s+(?:[A-Z][\w.'’-]*|(?:de|da|di|del|van|von|der|la|le|bin|al|of)(?=\s+[A-Z])))*"
+           r"(?:,\s+(?:Duke|Count|Countess|Duchess|King|Queen|Prince|Princess|Earl|Lord|Lady|Margrave|Margravine|"
+           r"Viscount|Baron|Marquess|Emperor|Empress|Bishop)\s+of\s+[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*)*)?")
+# A relative a question reaches through the subject ("the father of X", "X's wife") and how the
+# subject's page names them: "son of A and B" (A the father, B the mother), "his wife, C", "married C".
+_OF_PARENTS = rf"\b(?:son|daughter|child|heir|eldest child|only child)\s+of\s+(?:the\s+)?({_PERSON})"
+KIN = {
+    "father": [_OF_PARENTS, rf"\b(?:his|her)\s+father,?\s+(?:was\s+)?(?:the\s+)?({_PERSON})"],
+    "mother": [rf"{_OF_PARENTS}\s+and\s+(?:his\s+wife\s+|of\s+)?({_PERSON})",
+               rf"\b(?:his|her)\s+mother,?\s+(?:was\s+)?(?:the\s+)?({_PERSON})"],
+    "spouse": [rf"\bmarried\s+(?:to\s+)?({_PERSON})", rf"\b(?:wife|husband|spouse|widow|consort)\s+of\s+({_PERSON})",
+               rf"\b(?:his|her)\s+(?:wife|husband|spouse),?\s+(?:was\s+)?({_PERSON})"],
+}
+KIN_WORDS = {"father": "father", "mother": "mother", "husband": "spouse", "wife": "spouse", "spouse": "spouse"}
 PARENTHESISED = re.compile(r"\s*[(（][^)）]*[)）]")
 DEFINING = 2  # sentences of a subject's own source that say what it is
 
@@ -124,17 +137,29 @@ def titled_with(name: str, sources: Sequence[Source]) -> Source | None:
 
 
 def led_to(profile: list[tuple[Source, Sentence]], relation: str) -> tuple[str, Pick] | None:
-    """The person ``relation`` names in the subject's sentences (its whole source when titled):
-    "director" → "directed by Mike Leigh"."""
-    pattern = re.compile(rf"\b{RELATIONS[relation]}\s+by\s+(?:the\s+)?({_PERSON})")
+    """The person ``relation`` names in the subject's sentences, then in its whole source: an
+    agent by its passive verb ("director" → "directed by Mike Leigh"), a relative as a page names
+    one ("mother" → "son of Amadeus IX, Duke of Savoy and Yolande of Valois")."""
+    if relation in RELATIONS:
+        patterns = [(re.compile(rf"\b{RELATIONS[relation]}\s+by\s+(?:the\s+)?({_PERSON})"), 1)]
+    else:
+        patterns = [(re.compile(p), re.compile(p).groups) for p in KIN[KIN_WORDS[relation]]]
     read = list(profile)
     for source in {s.n: s for s, _ in profile}.values():
-        read += [(source, sentence) for sentence in source_sentences(source)]
-    for source, sentence in read:
-        m = pattern.search(sentence.text)
-        if m:
-            return m.group(1), pick(source, sentence)
+        whole = source.whole()
+        read += [(whole, sentence) for sentence in source_sentences(whole)]
+    for pattern, group in patterns:
+        for source, sentence in read:
+            m = pattern.search(sentence.text)
+            if m:
+                return _name(m.group(group)), pick(source, sentence)
     return None
+
+
+def _name(found: str) -> str:
+    """A name as matched, without the sentence's full stop ("Yolande of Valois." → "Yolande of
+    Valois"; "J. R. R." keeps its initials)."""
+    return found if re.search(r"\b[A-Z]\.$", found) else found.rstrip(".")
 
 
 def bracketed(text: str) -> list[tuple[int, int]]:
