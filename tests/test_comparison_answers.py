@@ -129,6 +129,11 @@ def test_both_of_a_kind_is_yes_only_when_both_pages_say_so(kb):
     assert "British novelist" in answer.text and "Australian novelist" in answer.text
     answer = _answer(kb, "Are John le Carré and Gordon Douglas both novelists?")
     assert not answer.text.startswith(("Yes", "No"))  # "film director" does not say he is no novelist
+    # A relation noun in the category is what both are; before the subjects it is a hop.
+    answer = _answer(kb, "Are Albert de Courville and Gordon Douglas both film directors?")
+    assert answer.text.startswith("Yes — both film directors: Albert de Courville [")
+    answer = _answer(kb, "Are the directors of films Seven Sinners (1936 Film) and Everyday (Film) both novelists?")
+    assert not answer.text.startswith(("Yes", "No"))
 
 
 def test_which_of_two_and_open_questions_are_not_yes_no_questions(kb):

@@ -119,6 +119,10 @@ def polar_asked(question: str, sources: Sequence[Source]) -> PolarAsked | None:
     same, different = _SAME.search(rest) is not None, _DIFFERENT.search(rest) is not None
     target = None if same or different or _ANCESTRY.search(rest) else _target(rest)
     category = None if same or different or target else _category(rest)
+    if category is not None and relation is not None:
+        if relation.start() < rest.index(category):
+            return None  # "the directors of A and B both novelists?": the hop is made for countries only
+        relation = None  # "both opera composers": the noun is what both are
     if not (same or different or target or category):
         return None
     return PolarAsked((a, b), relation.group(1).lower() if relation else None, target, different, category)
