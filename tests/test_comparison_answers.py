@@ -43,7 +43,8 @@ PAGES = {
     "venus-rising.md": "# Venus Rising\n\nVenus Rising is a 1991 American science fiction film.",
     "philibert.md": "# Philibert of Brenne\n\nPhilibert of Brenne (1465 – 1482) was a duke, the son of Amadeus of "
                     "Brenne and Yolande of Valmont.",
-    "amadeus.md": "# Amadeus of Brenne\n\nAmadeus of Brenne (1435 – 1472) was a duke. He died in Vercelli.",
+    "amadeus.md": "# Amadeus of Brenne\n\nAmadeus of Brenne (1435 – 1472) was a duke, the son of Louis of Brenne. "
+                  "He died in Vercelli.",
     "yolande.md": "# Yolande of Valmont\n\nYolande of Valmont (1434 – 1478) was a duchess and regent. She died in "
                   "Moncrivello.",
     "untouchables.md": "# The Untouchables (film)\n\nThe Untouchables is a 1987 American crime film directed by "
@@ -244,3 +245,11 @@ def test_a_parent_is_read_as_the_page_names_them(kb):
     assert "son of Amadeus of Brenne and Yolande of Valmont" in answer.text and "Vercelli" not in answer.text
     answer = _answer(kb, "Where did the father of Philibert of Brenne die?")
     assert "He died in Vercelli [" in answer.text and "Moncrivello" not in answer.text
+
+
+def test_a_grandparent_is_two_hops(kb):
+    """"paternal grandfather": the father's page names his father."""
+    answer = _answer(kb, "Who is Philibert of Brenne's paternal grandfather?")
+    assert answer.text.startswith("Amadeus of Brenne (1435 – 1472) was a duke, the son of Louis of Brenne [")
+    assert "son of Amadeus of Brenne and Yolande of Valmont" in answer.text
+    assert _cited_titles(answer) == {"Amadeus of Brenne", "Philibert of Brenne"}

@@ -24,38 +24,65 @@ import re
 from collections.abc import Sequence
 
 from kgrag.generate import extractive
+from kgrag.generate.citations import source_sentences
 from kgrag.generate.extractive import Pick, compose
 from kgrag.generate.subjects import KIN_WORDS, RELATIONS, led_to, longest_held, norm, profile, title_forms, titled_with
 from kgrag.generate.types import Source
 
-_RELATION_WORDS = "|".join([*RELATIONS, *KIN_WORDS])
+# Relatives two hops away: the first relative's page names the second ("X's paternal
+# grandfather": X's page names the father, the father's page his father).
+_CHAINS = {"paternal grandfather": ("father", "father"), "paternal grandmother": ("father", "mother"),
+           "maternal grandfather": ("mother", "father"), "maternal grandmother": ("mother", "mother"),
+           "father-in-law": ("spouse", "father"), "mother-in-law": ("spouse", "mother")}
+_RELATION_WORDS = "|".join(re.escape(w) for w in sorted([*_CHAINS, *RELATIONS, *KIN_WORDS], key=len, reverse=True))
 # "the director of (the) (film) X", "X's director"; the kind of work named before X is no part of it.
 _OF = re.compile(rf"\bthe\s+(?P<relation>{_RELATION_WORDS})s?(?![\w-])\s+of\s+(?:the\s+)?"
                  r"(?:(?:film|movie|song|album|band|company|book|novel|play|opera|magazine|series|show|work)\s+)?", re.I)
-_POSSESSIVE = re.compile(rf"['’]s?\s+(?P<relation>{_RELATION_WORDS})(?![\w-])", re.I)  # not "father-in-law"
+_POSSESSIVE = re.compile(rf"['’]s?\s+(?P<relation>{_RELATION_WORDS})(?![\w-])", re.I)  # "father", not "father-in-law"
 MAX_SAID = 2  # sentences of the person's page quoted
 
 
 def answer(question: str, sources: Sequence[Source]) -> tuple[str, list[Pick]] | None:
-    """The person's page's answer and the sentence naming the person, or None."""
+    """The person's page's answer and the sentences naming the person, or None."""
     found = _relayed(question, sources)
     if found is None:
         return None
     relation, subject, span = found
-    hop = led_to(profile(subject, sources), relation)
-    if hop is None:
+    walked = _walk(subject, _CHAINS.get(relation, (relation,)), sources)
+    if walked is None:
         return None
-    person, named_in = hop
+    person, named_in = walked
     page = _page_of(person, sources)
-    if page is None:
-        return None
-    page = page.whole()  # the answer is often past the prompt's window ("He was born in London")
-    asked = question[:span[0]] + person + question[span[1]:]  # "Where was Peter Godfrey born?"
-    said = [p for p in extractive.choose(asked, [page], names=[person]) if not _same(p, named_in)][:MAX_SAID]
-    if not said:
-        return None
-    picks = [*said, named_in]
+    said: list[Pick] = []
+    if page is not None:
+        page = page.whole()  # the answer is often past the prompt's window ("He was born in London")
+        asked = question[:span[0]] + person + question[span[1]:]  # "Where was Peter Godfrey born?"
+        said = [p for p in extractive.choose(asked, [page], names=[person])
+                if not any(_same(p, n) for n in named_in)][:MAX_SAID]
+    if not said and not (len(named_in) > 1 and _WHO.match(question)):
+        return None  # a grandparent's name is the answer to "who"; anything else needs their page
+    picks = [*said, *reversed(named_in)]
     return compose(picks), picks
+
+
+_WHO = re.compile(r"^\s*(?:who|whom)\b", re.I)
+
+
+def _walk(subject: str, steps: tuple[str, ...], sources: Sequence[Source]) -> tuple[str, list[Pick]] | None:
+    """The person ``steps`` lead to from ``subject`` and the sentence naming each one on the way."""
+    said, named_in, person = profile(subject, sources), [], subject
+    for i, step in enumerate(steps):
+        hop = led_to(said, step)
+        if hop is None:
+            return None
+        person, sentence = hop
+        named_in.append(sentence)
+        if i + 1 < len(steps):
+            page = _page_of(person, sources)
+            if page is None:
+                return None
+            said = [(page, s) for _, s in profile(person, [page])] or [(page, s) for s in source_sentences(page)[:1]]
+    return person, named_in
 
 
 def _relayed(question: str, sources: Sequence[Source]) -> tuple[str, str, tuple[int, int]] | None:
