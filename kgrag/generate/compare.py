@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from kgrag.generate.extractive import Pick, compose
-from kgrag.generate.subjects import RELATION, bare, bracketed, led_to, pick, profile, subjects_around, unique
+from kgrag.generate.subjects import RELATION, bare, bracketed, in_reading_order, led_to, pick, profile, subjects_around
 from kgrag.generate.types import Source
 
 _WHICH = re.compile(r"^\s*(?:which|who|whose|what|was|were|is|are|did)\b", re.I)
@@ -88,7 +88,7 @@ def answer(question: str, sources: Sequence[Source]) -> tuple[str, list[Pick]] |
     if a_first is None:
         return None
     winner, other = (a, b) if a_first == asked.earliest else (b, a)
-    picks = sorted(unique([*winner.evidence, *other.evidence]), key=lambda p: (p.source.n, p.sentence.start))
+    picks = in_reading_order([*winner.evidence, *other.evidence])
     # The option chosen is the first sentence, alone: what a reader takes as the answer.
     head = " ".join(f"{r.option} — {r.said} [{r.evidence[-1].source.n}]." for r in (winner, other))
     return f"{head} {compose(picks)}", picks

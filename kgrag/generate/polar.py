@@ -27,7 +27,17 @@ from dataclasses import dataclass
 
 from kgrag.generate.extractive import Pick, compose
 from kgrag.generate.sentences import plain, terms
-from kgrag.generate.subjects import RELATION, bare, bracketed, led_to, pick, profile, subjects_around, unique
+from kgrag.generate.subjects import (
+    RELATION,
+    bare,
+    bracketed,
+    in_reading_order,
+    led_to,
+    pick,
+    profile,
+    subjects_around,
+    unique,
+)
 from kgrag.generate.types import Source
 from kgrag.lexicon.countries import country_mentions, first_country
 
@@ -81,7 +91,7 @@ def answer(question: str, sources: Sequence[Source]) -> tuple[str, list[Pick]] |
     if verdict is None:
         return None
     yes, shown = verdict
-    picks = sorted(unique([p for f in shown for p in f.evidence]), key=lambda p: (p.source.n, p.sentence.start))
+    picks = in_reading_order([p for f in shown for p in f.evidence])
     said = "; ".join(f"{f.name}: {f.country.surface} {_markers(f)}" for f in shown)
     return f"{'Yes' if yes else 'No'} — {said}. {compose(picks)}", picks
 
@@ -100,7 +110,7 @@ def _both_are(subjects: tuple[str, str], category: str, sources: Sequence[Source
         source, sentence = max(said, key=lambda p: len(terms(plain(p[1].text)) & wanted))
         evidence.append((bare(subject), pick(source, sentence)))
     named = "; ".join(f"{name} [{p.source.n}]" for name, p in evidence)
-    picks = sorted(unique([p for _, p in evidence]), key=lambda p: (p.source.n, p.sentence.start))
+    picks = in_reading_order([p for _, p in evidence])
     return f"Yes — both {category}: {named}. {compose(picks)}", picks
 
 

@@ -40,6 +40,7 @@ _OF = re.compile(rf"\bthe\s+(?P<relation>{_RELATION_WORDS})s?(?![\w-])\s+of\s+(?
                  r"(?:(?:film|movie|song|album|band|company|book|novel|play|opera|magazine|series|show|work)\s+)?", re.I)
 _POSSESSIVE = re.compile(rf"['’]s?\s+(?P<relation>{_RELATION_WORDS})(?![\w-])", re.I)  # "father", not "father-in-law"
 MAX_SAID = 2  # sentences of the person's page quoted
+_WHO = re.compile(r"^\s*(?:who|whom)\b", re.I)
 
 
 def answer(question: str, sources: Sequence[Source]) -> tuple[str, list[Pick]] | None:
@@ -63,9 +64,6 @@ def answer(question: str, sources: Sequence[Source]) -> tuple[str, list[Pick]] |
         return None  # a grandparent's name is the answer to "who"; anything else needs their page
     picks = [*said, *reversed(named_in)]
     return compose(picks), picks
-
-
-_WHO = re.compile(r"^\s*(?:who|whom)\b", re.I)
 
 
 def _walk(subject: str, steps: tuple[str, ...], sources: Sequence[Source]) -> tuple[str, list[Pick]] | None:

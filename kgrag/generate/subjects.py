@@ -143,7 +143,8 @@ def led_to(profile: list[tuple[Source, Sentence]], relation: str) -> tuple[str, 
     if relation in RELATIONS:
         patterns = [(re.compile(rf"\b{RELATIONS[relation]}\s+by\s+(?:the\s+)?({_PERSON})"), 1)]
     else:
-        patterns = [(re.compile(p), re.compile(p).groups) for p in KIN[KIN_WORDS[relation]]]
+        compiled = [re.compile(p) for p in KIN[KIN_WORDS[relation]]]
+        patterns = [(c, c.groups) for c in compiled]  # the last group: "son of A and B" → B
     read = list(profile)
     for source in {s.n: s for s, _ in profile}.values():
         whole = source.whole()
@@ -169,6 +170,11 @@ def bracketed(text: str) -> list[tuple[int, int]]:
 def pick(source: Source, sentence: Sentence) -> Pick:
     body = answer_text(plain(sentence.text))
     return Pick(source, sentence, body, terms(body))
+
+
+def in_reading_order(picks: list[Pick]) -> list[Pick]:
+    """Each sentence once, in source and reading order: how an answer quotes its evidence."""
+    return sorted(unique(picks), key=lambda p: (p.source.n, p.sentence.start))
 
 
 def unique(picks: list[Pick]) -> list[Pick]:
