@@ -12,7 +12,7 @@ import time
 from collections.abc import Iterator, Sequence
 
 from kgrag.config import LLMSettings
-from kgrag.generate import compare, extractive, llm, polar, positional, relayed
+from kgrag.generate import compare, extractive, llm, located, polar, positional, relayed
 from kgrag.generate.citations import CheckResult, check, chunk_span, citation_for, citations_for
 from kgrag.generate.positional import PositionAsked
 from kgrag.generate.prompt import build_messages, build_sources
@@ -191,7 +191,8 @@ class Generator:
 def _compared_or_relayed(question: str, sources: list[Source]) -> tuple[str, list[extractive.Pick]] | None:
     """A yes/no or which-of-two comparison, or a question about whom a relation leads to, read
     as such (``polar``, ``compare``, ``relayed``); None for any other question."""
-    return polar.answer(question, sources) or compare.answer(question, sources) or relayed.answer(question, sources)
+    return (polar.answer(question, sources) or compare.answer(question, sources) or relayed.answer(question, sources)
+            or located.answer(question, sources))
 
 
 def _quoting(text: str, picks: list[extractive.Pick], sources: list[Source], fallback_reason: str | None) -> Answer:

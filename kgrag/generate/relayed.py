@@ -13,6 +13,10 @@ then quotes the sentence naming the person:
 ``Peter Godfrey (16 October 1899 – 4 March 1970) was an English film director … born in London [2].
 He's a Cockeyed Wonder is a 1950 American comedy film directed by Peter Godfrey … [1].``
 
+When what the question asks of the person is a place of theirs ("the city where the performers
+of Brother were formed"), the place is a further hop (``located``); the person's own page says
+where that is, not what is there, so without that hop the usual extractive answer stands.
+
 No hop without the subject's sentence naming the person and the person's own page (titled with
 the name, or sentences where the name is the subject): the usual extractive answer stands.
 Measured with ``kgrag eval --answers`` (README, "Comparisons and hops").
@@ -23,7 +27,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from kgrag.generate import extractive
+from kgrag.generate import extractive, located
 from kgrag.generate.citations import source_sentences
 from kgrag.generate.extractive import Pick, compose
 from kgrag.generate.subjects import KIN_WORDS, RELATIONS, led_to, longest_held, norm, profile, title_forms, titled_with
@@ -53,11 +57,18 @@ def answer(question: str, sources: Sequence[Source]) -> tuple[str, list[Pick]] |
     if walked is None:
         return None
     person, named_in = walked
+    asked = question[:span[0]] + person + question[span[1]:]  # "Where was Peter Godfrey born?"
+    placed = located.answer(asked, sources)  # "the city where Peter Godfrey died": the place is a hop further
+    if placed is not None:
+        picks = [*placed[1], *reversed(named_in)]
+        return compose(picks), picks
+    place = located.place_asked(asked, sources)
+    if place is not None and located.asks_about_the_place(asked, place):
+        return None  # the person's own page says where they were born, not what is there
     page = _page_of(person, sources)
     said: list[Pick] = []
     if page is not None:
         page = page.whole()  # the answer is often past the prompt's window ("He was born in London")
-        asked = question[:span[0]] + person + question[span[1]:]  # "Where was Peter Godfrey born?"
         said = [p for p in extractive.choose(asked, [page], names=[person])
                 if not any(_same(p, n) for n in named_in)][:MAX_SAID]
     if not said and not (len(named_in) > 1 and _WHO.match(question)):

@@ -3,7 +3,8 @@ question name them (source titles written there, else the longest words around "
 sources hold), the sentences that say what each is (``profile``), and the person a relation
 leads to ("the director of Seven Sinners" → "directed by Albert de Courville").
 
-Used by the yes/no answers (``polar``) and the which-of-two answers (``compare``). Names are
+Used by the yes/no answers (``polar``), the which-of-two answers (``compare``) and the hops
+(``relayed``, ``located``). Names are
 matched as casefolded word runs (``norm``), so "About A Wife, A Dream And Another..." finds
 "About a Wife, a Dream and Another ...".
 """
@@ -22,11 +23,16 @@ from kgrag.generate.types import Source
 # "the film whose director ...") and the passive verb a subject's sentence names it with.
 RELATIONS = {"director": "directed", "composer": "(?:composed|music)", "writer": "(?:written|screenplay)",
              "author": "written", "founder": "founded", "creator": "created", "producer": "produced",
-             "architect": "designed"}
+             "architect": "designed", "performer": "(?:performed|recorded|sung|song|album|single)"}
 RELATION = re.compile(r"\b(" + "|".join(RELATIONS) + r")s?\b", re.I)
 _PERSON = (r"[A-Z][\w.'’-]*(?:\s+(?:[A-Z][\w.'’-]*|(?:de|da|di|del|van|von|der|la|le|bin|al|of)(?=\s+[A-Z])))*"
            r"(?:,\s+(?:Duke|Count|Countess|Duchess|King|Queen|Prince|Princess|Earl|Lord|Lady|Margrave|Margravine|"
            r"Viscount|Baron|Marquess|Emperor|Empress|Bishop)\s+of\s+[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*)*)?")
+# What a sentence may say of the person before naming them: "by the American rock band Pearl
+# Jam", "by saxophonist Sonny Stitt" — words, not a name's particles ("by Albert de Courville") or
+# a join ("by Madonna and Britney Spears").
+_DESCRIBED = (r"(?:(?:[A-Z][a-z]+\s+)?(?:(?!(?:and|or|with|in|at|of|on|for|from|the|de|da|di|del|van|von|der|"
+              r"la|le|bin|al)\s)[a-z][\w-]*\s+){1,3})?")
 # A relative a question reaches through the subject ("the father of X", "X's wife") and how the
 # subject's page names them: "son of A and B" (A the father, B the mother), "his wife, C", "married C".
 _OF_PARENTS = rf"\b(?:son|daughter|child|heir|eldest child|only child)\s+of\s+(?:the\s+)?({_PERSON})"
@@ -141,7 +147,7 @@ def led_to(profile: list[tuple[Source, Sentence]], relation: str) -> tuple[str, 
     agent by its passive verb ("director" → "directed by Mike Leigh"), a relative as a page names
     one ("mother" → "son of Amadeus IX, Duke of Savoy and Yolande of Valois")."""
     if relation in RELATIONS:
-        patterns = [(re.compile(rf"\b{RELATIONS[relation]}\s+by\s+(?:the\s+)?({_PERSON})"), 1)]
+        patterns = [(re.compile(rf"\b{RELATIONS[relation]}\s+by\s+(?:the\s+)?{_DESCRIBED}({_PERSON})"), 1)]
     else:
         compiled = [re.compile(p) for p in KIN[KIN_WORDS[relation]]]
         patterns = [(c, c.groups) for c in compiled]  # the last group: "son of A and B" → B
