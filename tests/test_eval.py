@@ -74,6 +74,9 @@ def test_answer_normalisation():
     assert answer_exact("the Beatles.", ["Beatles"])
     assert answer_contains("It was the Eiffel Tower, in Paris.", ["eiffel tower"])
     assert not answer_contains("19550 people", ["1955"])  # whole words only
+    assert answer_contains("报告新增确诊病例189例。", ["189"])  # no space between Chinese and a number
+    assert answer_contains("最大的模型突破了50%的大关", ["50%"]) and answer_contains("在ABC公司", ["abc"])
+    assert not answer_contains("报告新增确诊病例1890例。", ["189"])
     assert answer_contains("ＡＢＣ Corp", ["abc corp"])  # NFKC: full-width letters
     # CJK: whitespace and punctuation ignored, full-width hyphen folded by NFKC.
     assert answer_contains("《战国无双3》由光荣和ω－force合作开发。", ["光荣和ω-force"])

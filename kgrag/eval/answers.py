@@ -4,7 +4,8 @@ Answer matching follows the SQuAD/HotpotQA normalisation (case fold, punctuation
 articles removed, whitespace collapsed) plus NFKC so full-width and half-width forms meet.
 Chinese has no spaces between words, so a gold answer written in CJK is matched with all
 whitespace removed on both sides; a Latin one must match whole words ("1955" is not found in
-"19550").
+"19550"), where the edge between a CJK character and a digit or letter is a word edge ("189" is
+found in "新增确诊病例189例").
 
 Citation checks mirror what the generator's own checker does, seen from outside: a citation is
 *precise* when it names a chunk the retrieval returned and that chunk's text (what the reader
@@ -23,10 +24,11 @@ from dataclasses import dataclass
 from kgrag.generate.citations import MIN_SUPPORT, MIN_TERMS, answer_sentences
 from kgrag.generate.sentences import plain, terms
 from kgrag.generate.types import Answer
-from kgrag.lexicon.scripts import has_han
+from kgrag.lexicon.scripts import CHAR_BREAKABLE, has_han
 from kgrag.retrieve.types import Hit
 
 _ARTICLES = re.compile(r"\b(?:a|an|the)\b")
+_UNSPACED_EDGE = re.compile(rf"(?<=[{CHAR_BREAKABLE}])(?=[^\s{CHAR_BREAKABLE}])|(?<=[^\s{CHAR_BREAKABLE}])(?=[{CHAR_BREAKABLE}])")
 
 
 def normalize_answer(text: str) -> str:
@@ -44,7 +46,9 @@ def _forms(prediction: str, gold: str) -> tuple[str, str] | None:
         return None  # a gold answer of only punctuation/articles matches nothing
     if has_han(g):
         return p.replace(" ", ""), g.replace(" ", "")
-    return f" {p} ", f" {g} "  # padded: containment means whole words
+    # Padded: containment means whole words. Chinese and Japanese write no space between a word
+    # and a number or a Latin name ("新增确诊病例189例", "共有32支队伍"): that edge is a word edge too.
+    return f" {_UNSPACED_EDGE.sub(' ', p)} ", f" {_UNSPACED_EDGE.sub(' ', g)} "
 
 
 def answer_exact(prediction: str, golds: Iterable[str]) -> bool:
