@@ -38,6 +38,9 @@ PAGES = {
     "pearl-jam.md": "# Pearl Jam\n\nPearl Jam is an American rock band formed in 1990 in Seattle, Washington.",
     "seattle.md": "# Seattle\n\nSeattle averages 6.8 inches of snowfall a year.",
     "boston.md": "# Boston\n\nBoston averages 43.8 inches of snowfall a year.",
+    "brand.md": "# Brand (play)\n\nBrand is a play by the Norwegian playwright Henrik Ibsen.",
+    "ibsen.md": "# Henrik Ibsen\n\nHenrik Ibsen (1828 – 1906) was a Norwegian playwright. He was born in Skien.",
+    "skien.md": "# Skien\n\nSkien lies on the river Skienselva, south of Oslo.",
 }
 
 
@@ -95,6 +98,12 @@ def test_a_performer_then_the_city_they_formed_in(kb):
     assert answer.text.startswith("Seattle averages 6.8 inches of snowfall a year")
     assert "formed in 1990 in Seattle" in answer.text and "is a song by the American rock band Pearl Jam" in answer.text
     assert "Boston" not in answer.text
+
+
+def test_an_author_named_by_what_they_wrote_then_their_birthplace(kb):
+    answer = _answer(kb, "Which river is by the birthplace of the author of Brand?")
+    assert answer.text.startswith("Skien lies on the river Skienselva")
+    assert "He was born in Skien" in answer.text and "Brand is a play by the Norwegian playwright" in answer.text
 
 
 def test_a_question_for_the_place_itself_is_no_place_hop(kb):

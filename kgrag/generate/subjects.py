@@ -21,8 +21,11 @@ from kgrag.generate.types import Source
 
 # The agent a question compares instead of the subjects ("the directors of films A and B",
 # "the film whose director ...") and the passive verb a subject's sentence names it with.
-RELATIONS = {"director": "directed", "composer": "(?:composed|music)", "writer": "(?:written|screenplay)",
-             "author": "written", "founder": "founded", "creator": "created", "producer": "produced",
+RELATIONS = {"director": "directed", "writer": "(?:written|screenplay)",
+             # "a one-act singspiel by Mozart", "a play by the Norwegian playwright Henrik Ibsen"
+             "composer": "(?:composed|music|opera|operetta|ballet|symphony|singspiel|concerto|sonata|oratorio)",
+             "author": "(?:written|novel|play|book|poem|story|memoir|comedy|tragedy)",
+             "founder": "founded", "creator": "created", "producer": "produced",
              "architect": "designed", "performer": "(?:performed|recorded|sung|song|album|single)"}
 RELATION = re.compile(r"\b(" + "|".join(RELATIONS) + r")s?\b", re.I)
 _PERSON = (r"[A-Z][\w.'’-]*(?:\s+(?:[A-Z][\w.'’-]*|(?:de|da|di|del|van|von|der|la|le|bin|al|of)(?=\s+[A-Z])))*"
@@ -104,7 +107,7 @@ def longest_held(side: str, texts: list[str], *, from_end: bool, offset: int) ->
     for i in runs:
         chosen = words[i:] if from_end else words[:i]
         start, end = chosen[0].start(), chosen[-1].end()
-        phrase = side[start:end].strip(" ,;:")
+        phrase = side[start:end].strip(" ,;:?!")  # "… the Hornets' Nest?": the question mark is no part of it
         if phrase[:1].isupper() and norm(phrase).strip() and any(norm(phrase) in t for t in texts):
             return phrase, (offset + start, offset + start + len(phrase))
     return None
