@@ -50,6 +50,9 @@ def test_a_how_question_quotes_the_methods_not_the_definition(demo_kb, question,
     ("最近公共祖先怎么求？", "method"), ("How is the LCA computed?", "method"),
     ("Why did the empire fall?", "reason"), ("为什么要备份？", "reason"),
     ("Where is the tower?", "place"), ("What is an LCA?", None),
+    ("What is the place of birth of the director of film Growing Up Smith?", "place"),
+    ("What is the date of death of Philibert I's mother?", "time"), ("What was the date of the meetup?", "time"),
+    ("Of what church is the Diocese of the birthplace of Meehan Bonnar?", "place"),
 ])
 def test_what_a_question_asks(question, kind):
     assert ask_of(question) == kind

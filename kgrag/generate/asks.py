@@ -18,11 +18,13 @@ _ASKS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("amount", re.compile(r"\bhow (?:much|many)\b|\bwhat (?:is the )?(?:price|cost|number)\b|多少|几个|几种|几位|"
                           r"价格|票价|门票|费用|多大|多高|多重|多远|几岁", re.I)),
     ("duration", re.compile(r"\bhow (?:long|often)\b|多久|多长时间|多长|频率|每隔", re.I)),
-    ("time", re.compile(r"\bwhen\b|\bwhat (?:year|date|time|day|month|century)\b|\bwhich (?:year|date|day)\b|"
+    ("time", re.compile(r"\bwhen\b|\bwhat (?:(?:is|was) (?:the )?)?(?:year|date|time|day|month|century)\b|"
+                        r"\bwhich (?:year|date|day)\b|\bdate of\b|"
                         r"\bhow old\b|什么时候|何时|哪一年|哪年|几点|几时|时间|日期|哪天|几月|开门|关门|营业", re.I)),
     ("person", re.compile(r"^\s*(?:who|whom|whose)\b|\bwho\b|\bwhich (?:actor|actress|person|man|woman|author|"
                           r"director|singer|player|writer|artist|politician|king|queen|president)\b|谁|哪位|何人", re.I)),
     ("place", re.compile(r"\bwhere\b|\bwhich (?:city|country|state|county|town|place|region)\b|"
+                         r"\bplace of (?:birth|death|burial)\b|\bbirthplace\b|"
                          r"\bin what (?:city|country|state|county|town)\b|哪里|哪儿|何地|在哪|哪个(?:城市|国家|省)", re.I)),
     ("reason", re.compile(r"\bwhy\b|为什么|为何|原因|何故", re.I)),
     ("method", re.compile(r"^\s*how\b|\bhow (?:do|does|did|can|to|is|are)\b|怎么|如何|怎样|方法|步骤|办法", re.I)),
