@@ -102,3 +102,29 @@ def test_faq_question_sentences_are_never_quotable():
     assert texts == ["先禁用账号，再回收全部角色。", "No.", "The two roles are exclusive.", "An ordinary paragraph."]
     assert [q.asked for q in quotable] == ["**问：用户离职后应该怎么处理？", "Q: Can a user hold both roles?",
                                            "Q: Can a user hold both roles?", ""]
+
+
+def _chunk_hits(*texts: str):
+    from kgrag.retrieve.types import Hit
+    from kgrag.types import Chunk
+
+    return [Hit(Chunk(id=f"d{i}#0", doc_id=f"d{i}", text=t, title=f"d{i}", start=0, end=len(t)), 1.0 - i / 10)
+            for i, t in enumerate(texts)]
+
+
+def test_the_sentence_holding_the_asked_kind_leads_the_answer():
+    """A two-hop question's bridge sentence comes from the higher-ranked source; the answer still
+    leads with the sentence holding the place or the year asked for, then quotes the bridge."""
+    from kgrag.config import LLMSettings
+    from kgrag.generate.generator import Generator
+
+    generator = Generator(LLMSettings())
+    hits = _chunk_hits("Growing Up Smith is a 2015 comedy film directed by Frank Lotito.",
+                       "Frank Lotito is an Australian film maker. Frank Lotito was born in Melbourne.")
+    answer = generator.answer("Where was Frank Lotito, the director of Growing Up Smith, born?", hits)
+    assert answer.text.startswith("Frank Lotito was born in Melbourne [2].")
+    assert "Growing Up Smith is a 2015 comedy film" in answer.text
+    hits = _chunk_hits("The Gordons toured Ireland with the band Aslan.",
+                       "The band Aslan was formed in 1982 in Dublin.")
+    answer = generator.answer("In which year was the band the Gordons toured Ireland with formed?", hits)
+    assert answer.text.startswith("The band Aslan was formed in 1982 in Dublin [2].")
