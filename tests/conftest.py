@@ -54,6 +54,23 @@ def ingested_kb(data_dir: Path, embedder, recognizer, paths: list[Path], new: in
     return comps
 
 
+def pages_kb(tmp_path_factory, embedder, recognizer, pages: dict[str, str]):
+    """Components over a fresh knowledge base of ``pages`` (file name → text) ingested; the
+    caller closes them."""
+    folder = tmp_path_factory.mktemp("pages")
+    for name, text in pages.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    return ingested_kb(tmp_path_factory.mktemp("kb"), embedder, recognizer, sorted(folder.iterdir()), len(pages))
+
+
+def extractive_answer(kb, question: str):
+    """``kb``'s answer to ``question`` as the API gives it, checked to be an extractive answer
+    whose every sentence is cited and supported."""
+    answer = kb.generator.answer_to(question, kb.retriever.retrieve(question))
+    assert answer.mode == "extractive" and not answer.unsupported_sentences and not answer.invalid_citations
+    return answer
+
+
 @pytest.fixture(scope="session")
 def embedder():
     from kgrag.config import EmbedderSettings

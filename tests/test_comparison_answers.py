@@ -16,7 +16,7 @@ from kgrag.generate.compare import which_asked
 from kgrag.generate.polar import polar_asked
 from kgrag.generate.relayed import answer as relayed_answer
 from kgrag.lexicon.countries import demonym, first_country
-from tests.conftest import ingested_kb
+from tests.conftest import extractive_answer, pages_kb
 
 PAGES = {
     "seven-sinners.md": "# Seven Sinners (1936 film)\n\nSeven Sinners is a 1936 British thriller film directed by "
@@ -54,18 +54,12 @@ PAGES = {
 
 @pytest.fixture(scope="module")
 def kb(tmp_path_factory, embedder, recognizer):
-    folder = tmp_path_factory.mktemp("pages")
-    for name, text in PAGES.items():
-        (folder / name).write_text(text, encoding="utf-8")
-    comps = ingested_kb(tmp_path_factory.mktemp("kb"), embedder, recognizer, sorted(folder.iterdir()), len(PAGES))
+    comps = pages_kb(tmp_path_factory, embedder, recognizer, PAGES)
     yield comps
     comps.close()
 
 
-def _answer(kb, question: str):
-    answer = kb.generator.answer_to(question, kb.retriever.retrieve(question))
-    assert answer.mode == "extractive" and not answer.unsupported_sentences and not answer.invalid_citations
-    return answer
+_answer = extractive_answer
 
 
 def _cited_titles(answer) -> set[str]:

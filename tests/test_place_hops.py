@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from kgrag.generate.located import asks_about_the_place, place_asked
-from tests.conftest import ingested_kb
+from tests.conftest import extractive_answer, pages_kb
 
 PAGES = {
     "damerjog.md": "# Damerjog\n\nDamerjog is a small village located in eastern Djibouti, north of the border with "
@@ -46,18 +46,12 @@ PAGES = {
 
 @pytest.fixture(scope="module")
 def kb(tmp_path_factory, embedder, recognizer):
-    folder = tmp_path_factory.mktemp("places")
-    for name, text in PAGES.items():
-        (folder / name).write_text(text, encoding="utf-8")
-    comps = ingested_kb(tmp_path_factory.mktemp("kb"), embedder, recognizer, sorted(folder.iterdir()), len(PAGES))
+    comps = pages_kb(tmp_path_factory, embedder, recognizer, PAGES)
     yield comps
     comps.close()
 
 
-def _answer(kb, question: str):
-    answer = kb.generator.answer_to(question, kb.retriever.retrieve(question))
-    assert answer.mode == "extractive" and not answer.unsupported_sentences and not answer.invalid_citations
-    return answer
+_answer = extractive_answer
 
 
 def test_the_country_a_village_is_in_is_read_from_its_own_sentence(kb):
