@@ -189,8 +189,9 @@ class Generator:
 
 
 def _compared_or_relayed(question: str, sources: list[Source]) -> tuple[str, list[extractive.Pick]] | None:
-    """A yes/no or which-of-two comparison, or a question about whom a relation leads to, read
-    as such (``polar``, ``compare``, ``relayed``); None for any other question."""
+    """A yes/no or which-of-two comparison, a question about whom a relation leads to, or one
+    about a place reached through something else, read as such (``polar``, ``compare``,
+    ``relayed``, ``located``); None for any other question."""
     return (polar.answer(question, sources) or compare.answer(question, sources) or relayed.answer(question, sources)
             or located.answer(question, sources))
 

@@ -45,7 +45,7 @@ _BEFORE = re.compile(r"\bthe\s+(?P<kind>country|nation|state|province|county)\s+
                      r"|\bthe\s+(?:birthplace|place\s+of\s+birth|city\s+of\s+birth|birth\s*place|hometown|home\s+town)\s+of\s+",
                      re.I)
 _AFTER = re.compile(r"['’]s?\s+(?:home\s+)?(?:(?P<kind>country|nation|state|province|county)(?:\s+of\s+(?:origin|citizenship))?"
-                    r"|(?P<born>birthplace|birth\s*place|place\s+of\s+birth|city\s+of\s+birth|birth\s+city|hometown|home\s+town))(?!\w)",
+                    r"|(?:birthplace|birth\s*place|place\s+of\s+birth|city\s+of\s+birth|birth\s+city|hometown|home\s+town))(?!\w)",
                     re.I)
 # What may follow the subject inside the phrase: "… is located", "… was born", "… is from".
 _TAIL = re.compile(r"\s*(?:(?:is|was|are|were)\s+(?:(?:located|found|situated|based|born)(?:\s+in)?|from|in)"
