@@ -15,6 +15,7 @@ import numpy as np
 
 from kgrag.lexicon.normalize import normalize_alias
 from kgrag.lexicon.titles import title_aliases
+from kgrag.retrieve.phrases import holds, quoted_phrases, telling
 from kgrag.retrieve.reached import Reached, top_rows
 from kgrag.retrieve.tables import asked_column, has_column
 from kgrag.retrieve.types import PathResult, Query
@@ -114,7 +115,27 @@ class KeywordPath:
     def search(self, query: Query, k: int) -> PathResult:
         t = time.perf_counter()
         text = " ".join([query.keyword_text, *query.expansions])
-        return PathResult(self.name, self.index.search_bm25(text, k, query.filters), ms=_ms(t))
+        hits = self.index.search_bm25(text, k, query.filters)
+        phrases = [p for p in quoted_phrases(query.keyword_text) if telling(p)]
+        if phrases:
+            hits = self._phrases_first(hits, phrases, k, query)
+        return PathResult(self.name, hits, ms=_ms(t))
+
+    def _phrases_first(self, hits: list[ScoredId], phrases: list[str], k: int, query: Query) -> list[ScoredId]:
+        """The hits holding more quoted phrases verbatim first, BM25's order among equals; the
+        chunks a phrase's own BM25 search finds holding it join after BM25's own."""
+        pool = list(hits)
+        seen = {h.id for h in hits}
+        for phrase in phrases:
+            for hit in self.index.search_bm25(phrase, k, query.filters):
+                if hit.id not in seen:
+                    seen.add(hit.id)
+                    pool.append(hit)
+        texts = {c.id: f"{c.section_path}\n{c.text}" for c in self.index.get([h.id for h in pool])}
+        held = {h.id: sum(holds(texts.get(h.id, ""), p) for p in phrases) for h in pool}
+        own = {h.id for h in hits}
+        ranked = sorted(range(len(pool)), key=lambda i: (-held[pool[i].id], i))
+        return [pool[i] for i in ranked if held[pool[i].id] or pool[i].id in own][:k]
 
 
 class GraphWalkPath:
