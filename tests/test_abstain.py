@@ -69,6 +69,20 @@ def test_word_coverage_of_chinese_words_is_by_substring():
     assert word_coverage("战国无双3是哪个公司开发的？", [HitText(Hit(chunk, 1.0))]) == 1.0
 
 
+def test_a_question_asking_when_does_not_miss_the_words_that_say_when():
+    from kgrag.retrieve.types import Hit
+    from kgrag.retrieve.wording import HitText
+    from kgrag.types import Chunk
+
+    text = "Monthly coworking in downtown Boston, second Wednesday of each month."
+    read = [HitText(Hit(Chunk(id="c", doc_id="d", text=text, start=0, end=len(text), title="Boston"), 1.0))]
+    # "date" and "next" say when: the rule is there, the words are not.
+    assert word_coverage("What is the date of the next coworking in downtown Boston?", read) == 1.0
+    # A question not asking when still misses its "next".
+    assert word_coverage("Which coworking in downtown Boston is next?", read) == 0.75
+    assert word_coverage("When is the next coworking in downtown Paris?", read) < 1.0  # Paris is missed
+
+
 def test_asked_for_nouns_are_the_kind_of_answer_not_the_subject():
     from kgrag.retrieve.wording import asked_nouns
 

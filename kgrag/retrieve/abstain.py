@@ -37,6 +37,7 @@ from kgrag.retrieve.wording import (
     is_nationality,
     name_found,
     question_names,
+    when_words,
     word_coverage,
     word_forms,
 )
@@ -156,9 +157,9 @@ def _unsupported_subject(question: str, names: list[str], top: Sequence[Hit], re
         return True
     name_words = {w for n in names for w in word_forms(n) if w not in EN_STOP}
     relation = {w for w in content_words(question) if w not in name_words and w not in COMPARATIVES}
-    return weak_for_relation and bool(relation) and (
-        sum(1 for w in relation if any(r.has(w) for r in read[:COVERAGE_DEPTH])) / len(relation)
-        < gate.min_relation_no_subject)
+    found = {w for w in relation if any(r.has(w) for r in read[:COVERAGE_DEPTH])}
+    relation -= when_words(question, relation) - found  # "the date of the last Berlin meetup": not missed
+    return weak_for_relation and bool(relation) and len(found) / len(relation) < gate.min_relation_no_subject
 
 
 class _Words:
