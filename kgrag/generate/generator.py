@@ -12,7 +12,7 @@ import time
 from collections.abc import Iterator, Sequence
 
 from kgrag.config import LLMSettings
-from kgrag.generate import compare, extractive, llm, located, polar, positional, relayed
+from kgrag.generate import compare, dated, extractive, llm, located, polar, positional, relayed
 from kgrag.generate.citations import CheckResult, check, chunk_span, citation_for, citations_for
 from kgrag.generate.positional import PositionAsked
 from kgrag.generate.prompt import build_messages, build_sources
@@ -155,9 +155,15 @@ class Generator:
         return Generator(self.settings.model_copy(update={"today": today}), max_sources=self.max_sources,
                          max_context_chars=self.max_context_chars)
 
+    def _today(self) -> dt.date:
+        """The day questions are asked on: the settings' (an evaluation question's), else UTC's."""
+        return self.settings.today or dt.datetime.now(dt.UTC).date()
+
     def _messages(self, question: str, sources: list[Source]) -> list[dict[str, str]]:
-        today = self.settings.today or dt.datetime.now(dt.UTC).date()
-        return build_messages(question, sources, today)
+        today = self._today()
+        worked = dated.answer(question, sources, today)
+        note = dated.note(worked[2]) if worked is not None else None
+        return build_messages(question, sources, today, note)
 
     def _checked_llm_answer(self, text: str, sources: list[Source]) -> Answer:
         result = check(text, sources)
@@ -178,6 +184,11 @@ class Generator:
                     expansions: Sequence[str] = (), position: PositionAsked | None = None) -> Answer:
         if position is not None and (read := _positional(question, sources, position, fallback_reason)) is not None:
             return read
+        if (worked := dated.answer(question, sources, self._today())) is not None:
+            preface, picks, worked_out = worked
+            answer = _quoting(extractive.compose(picks), picks, sources, fallback_reason, preface=preface)
+            answer.worked_out = worked_out
+            return answer
         if (compared := _compared_or_relayed(question, sources)) is not None:
             return _quoting(*compared, sources, fallback_reason)
         picks = extractive.choose(question, sources, names=expansions)
@@ -196,10 +207,12 @@ def _compared_or_relayed(question: str, sources: list[Source]) -> tuple[str, lis
             or located.answer(question, sources))
 
 
-def _quoting(text: str, picks: list[extractive.Pick], sources: list[Source], fallback_reason: str | None) -> Answer:
+def _quoting(text: str, picks: list[extractive.Pick], sources: list[Source], fallback_reason: str | None,
+             preface: str = "") -> Answer:
     """The extractive answer ``text`` made of ``picks``, checked, each quoted sentence cited. A
     pick read from a source's whole context rather than its prompt window (``relayed``) is
-    checked against that context."""
+    checked against that context. ``preface``: what was worked out from the quoted sentences
+    (a date for today, ``dated``), put before them; it quotes nothing, so it is not checked."""
     read = {p.source.n: p.source for p in picks}
     result: CheckResult = check(text, [read.get(s.n, s) for s in sources])
     citations: dict[int, Citation] = {}
@@ -208,7 +221,7 @@ def _quoting(text: str, picks: list[extractive.Pick], sources: list[Source], fal
     for p in picks:  # and highlight every sentence quoted from it
         _highlight(citations[p.source.n], p)
     return Answer(
-        text=result.text,
+        text=f"{preface} {result.text}" if preface else result.text,
         citations=[citations[n] for n in sorted(citations)],
         abstained=False,
         mode="extractive",

@@ -119,14 +119,19 @@ def _sentence_end(text: str, at: int, earliest: int) -> int:
     return spaces[-1].start() if spaces and spaces[-1].start() > 0 else at
 
 
-def build_messages(question: str, sources: Sequence[Source], today: dt.date | None = None) -> list[dict[str, str]]:
+def build_messages(question: str, sources: Sequence[Source], today: dt.date | None = None,
+                   worked_out: str | None = None) -> list[dict[str, str]]:
     """The chat messages asking for a cited answer. ``today``: said before the question, so that
-    "the current fiscal quarter" or "last month" can be worked out from the sources' dates."""
+    "the current fiscal quarter" or "last month" can be worked out from the sources' dates.
+    ``worked_out``: a date already worked out for today from a source's rule (``dated``), said
+    after it — calendar arithmetic is where small models slip."""
     # "Source [n] (header):" rather than a bare "[n] header": small models echo a bare header
     # line back as if it were part of the answer.
     blocks = [f"Source [{s.n}] ({s.header}):\n{s.text}" for s in sources]
     language = "Chinese" if has_han(question) else "English"
     day = f"\n\nToday is {today.isoformat()} ({today.strftime('%A')})." if today is not None else ""
+    if worked_out:
+        day += f" {worked_out}"
     user = (
         "\n\n".join(blocks)
         + day

@@ -1,0 +1,333 @@
+"""Dates worked out for today from a rule the sources state ("monthly coworking … second Wednesday
+of each month", "by the 15th", "Q4: November 1 through January 31").
+
+"What is the date of the next Boston coworking?" has no sentence holding its answer: the
+handbook states the rule, the answer depends on the day it is asked. A question reading a date
+relative to now (next, last, current, previous, last month, this month …) and asking when is
+answered with the date the rule gives for today, then the rule's sentence quoted and cited:
+
+    2025-11-12 (Wednesday), worked out for today (2025-11-11) from [1]: #loc_boston | … monthly
+    coworking in downtown Boston second Wednesday of each month [1].
+
+Rules read (English): a weekday of each month ("second Wednesday of each month", "3rd Thursday
+of the Month", "last Friday of every month"), a day of each month ("by the 8th of each month",
+"by the 15th" in a sentence about a monthly thing) and periods ("November 1 through January 31",
+"2025-11-01 to 2026-01-31", "January 1 to December 31"; a period without a year recurs yearly).
+The arithmetic is ``dateutil``'s. Anything else (a question with no relative cue, a rule this
+module does not read) leaves the usual extractive answer.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from dateutil.relativedelta import FR, MO, SA, SU, TH, TU, WE, relativedelta
+from dateutil.relativedelta import weekday as Weekday
+
+from kgrag.generate.citations import source_sentences
+from kgrag.generate.extractive import RANK_DISCOUNT, Pick
+from kgrag.generate.sentences import Sentence, terms
+from kgrag.generate.subjects import pick
+from kgrag.generate.types import Source
+
+_MONTHS = {name: i for i, names in enumerate(
+    (("january", "jan"), ("february", "feb"), ("march", "mar"), ("april", "apr"), ("may",), ("june", "jun"),
+     ("july", "jul"), ("august", "aug"), ("september", "sep", "sept"), ("october", "oct"),
+     ("november", "nov"), ("december", "dec")), start=1) for name in names}
+_WEEKDAYS: dict[str, Weekday] = {"monday": MO, "tuesday": TU, "wednesday": WE, "thursday": TH, "friday": FR,
+                                 "saturday": SA, "sunday": SU}
+_ORDINALS = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4,
+             "fifth": 5, "5th": 5, "last": -1}
+
+_MONTH = r"(?P<{0}>" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
+_MONTH_DAY = _MONTH + r"\s+(?P<{1}>\d{{1,2}})(?:st|nd|rd|th)?(?:,?\s+(?P<{2}>\d{{4}}))?"
+_UNTIL = r"\s*(?:through|thru|to|until|till|–|—|-)\s*"
+_PERIOD = re.compile(r"\b" + _MONTH_DAY.format("m1", "d1", "y1") + _UNTIL + r"\b"
+                     + _MONTH_DAY.format("m2", "d2", "y2") + r"\b", re.I)
+_ISO_PERIOD = re.compile(r"\b(\d{4}-\d{2}-\d{2})" + _UNTIL + r"(\d{4}-\d{2}-\d{2})\b")
+_MONTHLY_WEEKDAY = re.compile(
+    r"\b(?P<n>" + "|".join(_ORDINALS) + r")\s+(?P<day>" + "|".join(_WEEKDAYS) + r")s?\s+(?:of|in)\s+"
+    r"(?:each|every|the|a)\s+month\b", re.I)
+_MONTHLY_DAY = re.compile(r"\b(?:by|on|before|until|no later than)\s+the\s+(?P<d>\d{1,2})(?:st|nd|rd|th)\b", re.I)
+_MONTHLY = re.compile(r"\b(?:each|every|a|per|the)\s+month\b|\bmonthly\b", re.I)
+
+# What the question asks: a date, read relative to the day it is asked.
+_ASKS_DATE = re.compile(r"^\W*(?:until |by |since )?when\b|\b(?:date|deadline|day|due)\b", re.I)
+_MONTH_OFFSET = re.compile(r"\b(?P<which>last|previous|this|current|next|coming)\s+month\b", re.I)
+_YEAR_OFFSET = re.compile(r"\b(?P<which>last|previous|this|current|next|coming)\s+(?:calendar\s+)?year\b", re.I)
+_EDGE_END = re.compile(r"\b(?:end(?:s|ed)?|expir(?:e|es|ed|y)|conclud(?:e|es|ed)|clos(?:e|es|ed)|latest|"
+                       r"last day|deadline|due|until)\b", re.I)
+_EDGE_START = re.compile(r"\b(?:begin|began|begun|begins|start(?:s|ed)?|open(?:s|ed)?|first day)\b", re.I)
+_PREVIOUS = re.compile(r"\b(?:previous|prior|preceding|most recent|last)\b", re.I)
+_NEXT = re.compile(r"\b(?:next|upcoming|coming)\b", re.I)
+_CURRENT = re.compile(r"\b(?:current(?:ly)?|now|ongoing|today|this\s+(?:fiscal\s+|calendar\s+)?(?:week|month|quarter|"
+                      r"half|year|period|cycle|season|term|semester))\b", re.I)  # not "this composer"
+# Words that tie the question to the day it is asked. "The last Boston coworking" may be the
+# latest one or the final one ever: without such a word only a recurring rule is read.
+_NOW = re.compile(r"\b(?:today|now|current(?:ly)?|next|upcoming|previous|most recent)\b", re.I)
+# Words of the question that only say when (they are no topic a rule's sentence should share).
+_WHEN_WORDS = re.compile(r"\b(?:last|latest|previous|prior|next|upcoming|current(?:ly)?|this|today|month|date|"
+                         r"day|when|deadline)\b", re.I)
+_LENGTHS = {"week": (6, 8), "month": (27, 32), "quarter": (88, 93), "half": (180, 185), "year": (364, 367)}
+_PERIOD_NOUN = re.compile(r"(?<![-\w])(week|month|quarter|half|year)(?:ly|s)?\b", re.I)  # not "Mid-Year"
+
+
+@dataclass(frozen=True)
+class DateAsked:
+    """A question asking for a date relative to the day it is asked."""
+
+    direction: str  # "next" | "previous" | "current"
+    anchored: bool  # the question names today ("current", "next", "last month" …), not only "last"
+    month: int | None  # the occurrence lies this many months from today's ("last month": -1)
+    year: int | None  # … this many years from today's ("this year": 0)
+    edge: str | None  # of a period: "start" | "end"; None: not said
+    length: tuple[int, int] | None  # days a period asked about lasts ("quarter": 88–93)
+
+
+@dataclass(frozen=True)
+class _Rule:
+    source: Source
+    sentence: Sentence
+    span: tuple[int, int]  # of the rule in the sentence's text
+    monthly: relativedelta | None = None  # the occurrence within a month: day=1 + weekday(+n), or day=d
+    period: tuple[dt.date, dt.date] | None = None  # one occurrence (a yearly one: ``yearly``)
+    yearly: bool = False
+
+
+def date_asked(question: str) -> DateAsked | None:
+    """What a question reading a date relative to today asks; None for any other question."""
+    if not _ASKS_DATE.search(question):
+        return None
+    offset, year = _offset(_MONTH_OFFSET, question), _offset(_YEAR_OFFSET, question)
+    rest = _YEAR_OFFSET.sub(" ", _MONTH_OFFSET.sub(" ", question))
+    rest = re.sub(r"\b(?:latest|last|first)\s+(?:date|day)\b", " ", rest, flags=re.I)
+    anchored = bool(_NOW.search(question)) or offset is not None or year is not None
+    direction = ("previous" if _PREVIOUS.search(rest) else "next" if _NEXT.search(rest)
+                 # "a new hire who started today … their first monthly invoice": the next one
+                 else "next" if anchored and re.search(r"\bfirst\b", rest, re.I)
+                 else "current" if _CURRENT.search(rest) or anchored else None)
+    if direction is None:
+        return None
+    edge = "end" if _EDGE_END.search(question) else "start" if _EDGE_START.search(question) else None
+    noun = _PERIOD_NOUN.search(rest)
+    return DateAsked(direction, anchored, offset, year, edge, _LENGTHS[noun.group(1).lower()] if noun else None)
+
+
+def _offset(pattern: re.Pattern[str], question: str) -> int | None:
+    """-1 for "last/previous month", 0 for "this/current month", 1 for "next/coming month"."""
+    m = pattern.search(question)
+    if m is None:
+        return None
+    which = m.group("which").lower()
+    return -1 if which in ("last", "previous") else 1 if which in ("next", "coming") else 0
+
+
+def answer(question: str, sources: Sequence[Source], today: dt.date) -> tuple[str, list[Pick], dict] | None:
+    """The preface naming the worked-out date, the rule's sentence picked, and what was worked
+    out (for the answer's ``worked_out``); None when the question asks no date relative to today
+    or the sources hold no rule that gives one."""
+    asked = date_asked(question)
+    if asked is None:
+        return None
+    rules = [r for s in sources for r in _rules(s.whole())]  # a rule may lie past the prompt's window
+    if not asked.anchored:
+        rules = [r for r in rules if r.monthly is not None or r.yearly]
+    if not rules:
+        return None
+    wanted = _weights(terms(_WHEN_WORDS.sub(" ", question)), [s.whole() for s in sources])
+    # A rule sharing none of the question's topic words is about something else.
+    ranked = sorted((r for r in rules if _score(r, wanted, asked) > 0),
+                    key=lambda r: (-_score(r, wanted, asked), r.source.n, r.sentence.start))
+    found = next((f for r in ranked if (f := _resolve(r, rules, wanted, asked, today)) is not None), None)
+    if found is None:
+        return None
+    date, rule = found
+    picked = pick(rule.source, rule.sentence)
+    said = rule.sentence.text[rule.span[0]:rule.span[1]]
+    preface = (f"{date.isoformat()} ({date.strftime('%A')}), worked out for today ({today.isoformat()}) "
+               f"from [{rule.source.n}]:")
+    worked = {"date": date.isoformat(), "today": today.isoformat(), "rule": said, "source": rule.source.n,
+              "direction": asked.direction, "month": asked.month, "edge": asked.edge}
+    return preface, [picked], worked
+
+
+def note(worked: dict) -> str:
+    """What was worked out, as the LLM prompt says it after today's date."""
+    day = dt.date.fromisoformat(worked["date"])
+    return (f"By the rule \"{worked['rule']}\" in source [{worked['source']}], the date asked is "
+            f"{day.isoformat()} ({day.strftime('%A')}).")
+
+
+def _resolve(best: _Rule, rules: list[_Rule], wanted: dict[str, float], asked: DateAsked,
+             today: dt.date) -> tuple[dt.date, _Rule] | None:
+    """The date ``best`` gives for the question: a monthly rule's occurrence; for a period, the
+    one asked among it and the periods its source states as well as it (its siblings: "Q1: …",
+    "Q2: …"); None when none is the one asked (no period holds today)."""
+    if best.period is None:
+        return _occurrence(best, asked, today), best
+    top = _score(best, wanted, asked)
+    siblings = [r for r in rules if r.source.n == best.source.n and r.period is not None
+                and _score(r, wanted, asked) == top]
+    return _from_periods(siblings, asked, today)
+
+
+
+
+def _monthly(rules: list[_Rule]) -> list[_Rule]:
+    return [r for r in rules if r.monthly is not None]
+
+
+def _weights(wanted: set[str], sources: list[Source]) -> dict[str, float]:
+    """Each topic word of the question weighted by how few sources hold it (log(1 + N / df)):
+    "invoice" says more than "month" or "must"."""
+    held = [terms(s.header + "\n" + s.text) for s in sources]
+    return {t: math.log(1 + len(held) / max(1, sum(t in h for h in held))) for t in wanted}
+
+
+def _score(rule: _Rule, wanted: dict[str, float], asked: DateAsked) -> float:
+    """How well a rule answers: the weighted topic words of the question its line shares (a
+    table row, a paragraph: "All things going on in Berlin. We are regularly meeting up on the 3rd
+    Thursday of the Month."; a period's: and its source's heading), discounted by rank as the extractive answer does; a period of the
+    length the question names ("quarter") before anything else."""
+    said = terms(_line(rule))
+    if rule.period is not None:  # a list item ("Q4: November 1 through January 31") is about its heading
+        said |= terms(rule.source.header)
+    held = sum(wanted.get(t, 0.0) for t in said)
+    if held == 0:
+        return 0.0
+    fits = asked.length is not None and rule.period is not None and _lasts(rule, asked)
+    return held / (1 + RANK_DISCOUNT * (rule.source.n - 1)) + (100.0 if fits else 0.0)
+
+
+def _lasts(rule: _Rule, asked: DateAsked) -> bool:
+    assert rule.period is not None
+    if asked.length is None:
+        return True
+    days = (rule.period[1] - rule.period[0]).days + 1
+    return asked.length[0] <= days <= asked.length[1]
+
+
+def _line(rule: _Rule) -> str:
+    """The line of its source the rule's sentence lies on."""
+    text = rule.source.text
+    start = text.rfind("\n", 0, rule.sentence.start) + 1
+    end = text.find("\n", rule.sentence.end)
+    return text[start:end if end >= 0 else len(text)]
+
+
+def _rules(source: Source) -> list[_Rule]:
+    out: list[_Rule] = []
+    for sentence in source_sentences(source):
+        text = sentence.text
+        for m in _MONTHLY_WEEKDAY.finditer(text):
+            n = _ORDINALS[m.group("n").lower()]
+            day = _WEEKDAYS[m.group("day").lower()]
+            when = relativedelta(day=31, weekday=day(-1)) if n < 0 else relativedelta(day=1, weekday=day(+n))
+            out.append(_Rule(source, sentence, m.span(), monthly=when))
+        if _MONTHLY.search(text):
+            for m in _MONTHLY_DAY.finditer(text):
+                if 1 <= int(m.group("d")) <= 31:
+                    out.append(_Rule(source, sentence, m.span(), monthly=relativedelta(day=int(m.group("d")))))
+        for m in _PERIOD.finditer(text):
+            if (rule := _period(source, sentence, m)) is not None:
+                out.append(rule)
+        for m in _ISO_PERIOD.finditer(text):
+            try:
+                start, end = dt.date.fromisoformat(m.group(1)), dt.date.fromisoformat(m.group(2))
+            except ValueError:
+                continue
+            if start <= end:
+                out.append(_Rule(source, sentence, m.span(), period=(start, end)))
+    return out
+
+
+def _period(source: Source, sentence: Sentence, m: re.Match[str]) -> _Rule | None:
+    """A "Month D [YYYY] to Month D [YYYY]" period; without years, the occurrence starting in
+    2001 (not a leap year) stands for every year's."""
+    y1, y2 = m.group("y1"), m.group("y2")
+    try:
+        m1, d1 = _MONTHS[m.group("m1").lower()], int(m.group("d1"))
+        m2, d2 = _MONTHS[m.group("m2").lower()], int(m.group("d2"))
+        if y1 or y2:
+            start = dt.date(int(y1 or y2), m1, d1)
+            end = dt.date(int(y2 or y1), m2, d2)
+            if end < start and not y2:
+                end = dt.date(start.year + 1, m2, d2)
+            return _Rule(source, sentence, m.span(), period=(start, end)) if start <= end else None
+        start = dt.date(2001, m1, d1)
+        end = dt.date(2001 if (m2, d2) >= (m1, d1) else 2002, m2, d2)
+    except ValueError:  # "February 30"
+        return None
+    return _Rule(source, sentence, m.span(), period=(start, end), yearly=True)
+
+
+def _occurrence(rule: _Rule, asked: DateAsked, today: dt.date) -> dt.date:
+    """The date a monthly rule gives: in the month asked, or the next / previous / this month's
+    occurrence seen from today."""
+    assert rule.monthly is not None
+    this_month = today.replace(day=1)
+
+    def of(month_start: dt.date) -> dt.date:
+        return month_start + rule.monthly  # type: ignore[operator]
+
+    if asked.month is not None:
+        return of(this_month + relativedelta(months=asked.month))
+    here = of(this_month)
+    if asked.direction == "next":
+        return here if here >= today else of(this_month + relativedelta(months=1))
+    if asked.direction == "previous":
+        return here if here < today else of(this_month - relativedelta(months=1))
+    return here
+
+
+def _from_periods(rules: list[_Rule], asked: DateAsked, today: dt.date) -> tuple[dt.date, _Rule] | None:
+    """The start or end of the period asked: the one holding today (the shortest), the last one
+    ended before today, the first one starting after it, or the one ending (starting) in the
+    month asked; only periods of the asked length when the question names one."""
+    fitting = [r for r in rules if _lasts(r, asked)]
+    instances = [(start, end, r) for r in fitting for start, end in _instances(r, today)]
+    if not instances:
+        return None
+    edge = asked.edge or ("end" if asked.direction == "previous" else "start")
+    chosen: tuple[dt.date, dt.date, _Rule] | None = None
+    if asked.month is not None or asked.year is not None:
+        inside = [i for i in instances if _within(i[1] if edge == "end" else i[0], asked, today)]
+        chosen = min(inside, key=lambda i: (i[1] - i[0], i[0])) if inside else None
+    elif asked.direction == "current":
+        holding = [i for i in instances if i[0] <= today <= i[1]]
+        chosen = min(holding, key=lambda i: (i[1] - i[0], i[0])) if holding else None
+    elif asked.direction == "previous":
+        ended = [i for i in instances if i[1] < today]
+        chosen = max(ended, key=lambda i: (i[1], -(i[1] - i[0]).days)) if ended else None
+    else:
+        coming = [i for i in instances if i[0] > today]
+        chosen = min(coming, key=lambda i: (i[0], i[1] - i[0])) if coming else None
+    if chosen is None:
+        return None
+    return (chosen[1] if edge == "end" else chosen[0]), chosen[2]
+
+
+def _within(day: dt.date, asked: DateAsked, today: dt.date) -> bool:
+    """Whether ``day`` lies in the month (or year) the question names."""
+    if asked.month is not None:
+        return day.replace(day=1) == today.replace(day=1) + relativedelta(months=asked.month)
+    return asked.year is not None and day.year == today.year + asked.year
+
+
+def _instances(rule: _Rule, today: dt.date) -> list[tuple[dt.date, dt.date]]:
+    assert rule.period is not None
+    start, end = rule.period
+    if not rule.yearly:
+        return [(start, end)]
+    out = []
+    for year in range(today.year - 2, today.year + 2):
+        try:
+            s = start.replace(year=year)
+            out.append((s, end.replace(year=year + (end.year - start.year))))
+        except ValueError:  # February 29
+            continue
+    return out
