@@ -220,6 +220,16 @@ class CitationOut(_Open):
     highlights: list[list[int]] = Field(description="[start, end) spans of the cited sentences in the chunk's text")
 
 
+class WorkedOut(_Open):
+    date: str = Field(description="the date worked out, YYYY-MM-DD")
+    today: str = Field(description="the day it was worked out for")
+    rule: str = Field(description="the rule as the cited source writes it ('second Wednesday of each month')")
+    source: int = Field(description="the number of the source stating the rule")
+    direction: Literal["next", "previous", "current"]
+    month: int | None = Field(description="months from today's the question names ('last month': -1)")
+    edge: Literal["start", "end"] | None = Field(description="of a period: its start or end")
+
+
 class QueryResponse(_Open):
     answer: str
     conversation_id: str | None = Field(None, description="the conversation this turn was added to, when one was named")
@@ -232,6 +242,8 @@ class QueryResponse(_Open):
     unsupported_sentences: list[str]
     fallback_reason: str | None
     timings_ms: dict[str, float]
+    worked_out: WorkedOut | None = Field(
+        None, description="a date the answer worked out for today from a rule a cited source states (null: none)")
     hits: list[HitOut]
     trace: TraceOut
     trace_id: str
