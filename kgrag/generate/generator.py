@@ -191,7 +191,9 @@ class Generator:
             return answer
         if (compared := _compared_or_relayed(question, sources)) is not None:
             return _quoting(*compared, sources, fallback_reason)
-        picks = extractive.choose(question, sources, names=expansions)
+        whole = self.settings.extractive_whole_sources  # no token budget: past the prompt's window
+        window_or_whole = [s.whole() if s.n <= whole else s for s in sources]
+        picks = extractive.choose(question, window_or_whole, names=expansions)
         if not picks:  # sources without a single sentence of words
             answer = abstention(question)
             answer.fallback_reason = fallback_reason
