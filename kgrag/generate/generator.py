@@ -12,7 +12,7 @@ import time
 from collections.abc import Iterator, Sequence
 
 from kgrag.config import LLMSettings
-from kgrag.generate import compare, dated, extractive, llm, located, polar, positional, relayed
+from kgrag.generate import compare, dated, extractive, llm, located, named, polar, positional, relayed
 from kgrag.generate.citations import CheckResult, check, chunk_span, citation_for, citations_for
 from kgrag.generate.positional import PositionAsked
 from kgrag.generate.prompt import build_messages, build_sources
@@ -198,7 +198,10 @@ class Generator:
             answer = abstention(question)
             answer.fallback_reason = fallback_reason
             return answer
-        return _quoting(extractive.compose(picks), picks, sources, fallback_reason)
+        text = extractive.compose(picks)
+        if (heading := named.heading_answer(question, picks)) is not None:
+            text = f"{heading}: {text}"  # "What is the name of the check …?": the section's heading
+        return _quoting(text, picks, sources, fallback_reason)
 
 
 def _compared_or_relayed(question: str, sources: list[Source]) -> tuple[str, list[extractive.Pick]] | None:
