@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from kgrag.generate.asks import ask_of, fits
 from kgrag.generate.citations import quotable_sentences
@@ -55,6 +55,9 @@ EXPLAINED = frozenset({"method", "reason"})
 LEADING_KINDS = frozenset({"time", "amount", "duration"})
 LEADING_KINDS_ENGLISH = frozenset({"place", "person"})
 
+# A choice between subjects: "Which film came out first, A or B?", "Who was born first out of A
+# and B?", "… between A and B", "Are both A and B …?".
+_CHOICE = re.compile(r"\bor\b|\bout of\b|\bbetween\b|\bboth\b", re.I)
 _PRONOUN = re.compile(r"(?:he|she|it|they|his|her|its|their|this|these)\b|[他她它其该此]", re.I)
 _FINAL_PUNCTUATION = re.compile(r"[.!?;。！？；]+$")
 _NAME = re.compile(r"(?<!^)(?<![.?!]\s)\b[A-Z][\w'-]*(?:\s+(?:[A-Z][\w'-]*|of|the|de|von|van))*(?<![\s])")
@@ -119,7 +122,9 @@ def choose(question: str, sources: Sequence[Source], names: Sequence[str] = ()) 
             picked.remove(min(picked[1:], key=lambda c: c.score))
         picked.append(bridge)
     in_order = sorted(picked, key=lambda c: (c.source.n, c.sentence.start))
-    return _answer_first(in_order, kind) if _leads_with_its_kind(kind, chinese) else in_order
+    ordered = _answer_first(in_order, kind) if _leads_with_its_kind(kind, chinese) else in_order
+    reached = bridge if bridge is not None else _reached(picked, question)
+    return _bridge_first(ordered, reached, question, kind) if reached is not None and not chinese else ordered
 
 
 def _leads_with_its_kind(kind: str | None, chinese: bool) -> bool:
@@ -145,6 +150,39 @@ def _answer_first(picked: list[Pick], kind: str | None) -> list[Pick]:
     if _PRONOUN.match(lead.body) and at > 0 and picked[at - 1].source.n == lead.source.n:
         head = [picked[at - 1], lead]  # "He was born in Croydon" never before whom "he" is
     return [*head, *(c for c in picked if c not in head)]
+
+
+def _reached(picked: list[Pick], question: str) -> Pick | None:
+    """A picked sentence from a page whose title another source's picked sentence writes and the
+    question does not: the page a first hop reaches (as ``_bridge`` finds one when the main
+    picks did not)."""
+    asked = question.casefold()
+    for p in picked:
+        title = _bare_title(p.source.context.title or "").casefold()
+        if len(title) < 3 or title in asked:
+            continue
+        if any(o.source.n != p.source.n and title in o.body.casefold() for o in picked):
+            return p
+    return None
+
+
+def _bridge_first(picked: list[Pick], bridge: Pick, question: str, kind: str | None) -> list[Pick]:
+    """The picks led by the bridge's sentence: a two-hop question ("In what year was the
+    university where Tokarev was a professor founded?") is answered on the page the first hop
+    reaches, and a reader takes the first sentence as the answer. Not for a choice between two
+    ("A or B?": both subjects' sentences answer), nor when the bridge's sentence lacks the kind
+    asked. A sentence opening with a pronoun says whom first: "Moscow State University: It was
+    founded on January 25, 1755 …". English only, as the bridge (a title written in a picked
+    sentence). First sentence holds gold: hotpotqa_dev500 29.0 → 32.6, 2wiki_dev468 48.1 → 49.4,
+    musique_train100 19.0 → 21.0 (README)."""
+    title = _bare_title(bridge.source.context.title or "")
+    if (bridge not in picked or _CHOICE.search(question) or (kind is not None and not fits(kind, bridge.body))
+            or title.casefold() in question.casefold()):  # a page the question names is no hop's end
+        return picked
+    lead = bridge
+    if _PRONOUN.match(bridge.body) and title:
+        lead = replace(bridge, body=f"{title}: {bridge.body}")
+    return [lead, *(c for c in picked if c is not bridge)]
 
 
 def _pick(source: Source, sentence: Sentence, asked: str) -> Pick:
