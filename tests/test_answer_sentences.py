@@ -53,6 +53,9 @@ def test_a_how_question_quotes_the_methods_not_the_definition(demo_kb, question,
     ("What is the place of birth of the director of film Growing Up Smith?", "place"),
     ("What is the date of death of Philibert I's mother?", "time"), ("What was the date of the meetup?", "time"),
     ("Of what church is the Diocese of the birthplace of Meehan Bonnar?", "place"),
+    ("What is the maximum allowable tip percentage for meals?", "amount"),
+    ("What is the maximum number of pages allowed for a promotion document?", "amount"),
+    ("What is the name of the maximum limit?", None),
 ])
 def test_what_a_question_asks(question, kind):
     assert ask_of(question) == kind
@@ -62,6 +65,8 @@ def test_sentences_holding_the_asked_kind():
     assert fits("amount", "门票 55 元，学生半价。") and not fits("amount", "熊猫基地位于成都北郊。")
     assert fits("time", "每天 7:30 开门。") and fits("time", "It was founded on January 25, 1755.")
     assert fits("method", "倍增法先用 O(n log n) 的时间预处理。") and not fits("method", "它是深度最大的节点。")
+    assert fits("amount", "Promotion documents should not exceed three pages.")
+    assert not fits("amount", "It is one of the oldest universities.")  # "one of" counts nothing
     assert not fits(None, "anything")
 
 

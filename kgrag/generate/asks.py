@@ -15,7 +15,9 @@ from kgrag.lexicon.scripts import HAN
 
 # Order matters: "how much" and "how long" are asked before a plain "how".
 _ASKS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("amount", re.compile(r"\bhow (?:much|many)\b|\bwhat (?:is the )?(?:price|cost|number)\b|多少|几个|几种|几位|"
+    ("amount", re.compile(r"\bhow (?:much|many)\b|\bwhat (?:is the )?(?:price|cost|number)\b|"
+                          r"\bwhat (?:is|was|are|were) the (?:maximum|minimum|max|min|total|allowable|allowed|\s)+"
+                          r"(?:\w+ ){0,2}?(?:number|percentage|percent|amount|limit|price|cost|fee|rate)\b|多少|几个|几种|几位|"
                           r"价格|票价|门票|费用|多大|多高|多重|多远|几岁", re.I)),
     ("duration", re.compile(r"\bhow (?:long|often)\b|多久|多长时间|多长|频率|每隔", re.I)),
     ("time", re.compile(r"\bwhen\b|\bwhat (?:(?:is|was) (?:the )?)?(?:year|date|time|day|month|century)\b|"
@@ -32,7 +34,8 @@ _ASKS: tuple[tuple[str, re.Pattern[str]], ...] = (
 
 _FITS: dict[str, re.Pattern[str]] = {
     "amount": re.compile(r"\d|[一二两三四五六七八九十百千万亿]+\s*[元个种位只次人岁米吨块]|[$€£¥]|\b(?:dollars?|"
-                         r"euros?|pounds?|million|billion|thousand|hundred|dozen)\b|免费|\bfree\b", re.I),
+                         r"euros?|pounds?|million|billion|thousand|hundred|dozen|two|three|four|five|six|seven|"
+                         r"eight|nine|ten|eleven|twelve|twenty|fifty)\b|免费|\bfree\b", re.I),
     "duration": re.compile(r"\d+\s*(?:seconds?|minutes?|hours?|days?|weeks?|months?|years?)|每(?:天|日|周|月|年|小时)|"
                            r"\b(?:daily|weekly|monthly|yearly|annually|hourly|every)\b|\d+\s*(?:秒|分钟|小时|天|周|个月|年)", re.I),
     "time": re.compile(r"\b1\d{3}\b|\b20\d{2}\b|\d{1,2}[:：]\d{2}|\b(?:January|February|March|April|May|June|July|"
