@@ -63,6 +63,19 @@ def pages_kb(tmp_path_factory, embedder, recognizer, pages: dict[str, str]):
     return ingested_kb(tmp_path_factory.mktemp("kb"), embedder, recognizer, sorted(folder.iterdir()), len(pages))
 
 
+def pages_fixture(pages: dict[str, str]):
+    """A module-scoped fixture giving components over a fresh knowledge base of ``pages`` (file
+    name → text), closed after the module: ``kb = pages_fixture(PAGES)`` in a test module."""
+
+    @pytest.fixture(scope="module")
+    def kb(tmp_path_factory, embedder, recognizer):
+        comps = pages_kb(tmp_path_factory, embedder, recognizer, pages)
+        yield comps
+        comps.close()
+
+    return kb
+
+
 def extractive_answer(kb, question: str):
     """``kb``'s answer to ``question`` as the API gives it, checked to be an extractive answer
     whose every sentence is cited and supported."""

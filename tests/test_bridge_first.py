@@ -4,9 +4,7 @@ extractive answerer."""
 
 from __future__ import annotations
 
-import pytest
-
-from tests.conftest import extractive_answer, pages_kb
+from tests.conftest import extractive_answer, pages_fixture
 
 PAGES = {
     "tokarev.md": "# Sergei Tokarev\n\nSergei Tokarev was a Russian ethnographer and a professor at Moscow State "
@@ -21,11 +19,7 @@ PAGES = {
 }
 
 
-@pytest.fixture(scope="module")
-def kb(tmp_path_factory, embedder, recognizer):
-    comps = pages_kb(tmp_path_factory, embedder, recognizer, PAGES)
-    yield comps
-    comps.close()
+kb = pages_fixture(PAGES)
 
 
 def test_the_second_hop_leads_and_says_whom_its_pronoun_means(kb):

@@ -16,7 +16,7 @@ from kgrag.generate.compare import which_asked
 from kgrag.generate.polar import polar_asked
 from kgrag.generate.relayed import answer as relayed_answer
 from kgrag.lexicon.countries import demonym, first_country
-from tests.conftest import extractive_answer, pages_kb
+from tests.conftest import extractive_answer, pages_fixture
 
 PAGES = {
     "seven-sinners.md": "# Seven Sinners (1936 film)\n\nSeven Sinners is a 1936 British thriller film directed by "
@@ -52,11 +52,7 @@ PAGES = {
 }
 
 
-@pytest.fixture(scope="module")
-def kb(tmp_path_factory, embedder, recognizer):
-    comps = pages_kb(tmp_path_factory, embedder, recognizer, PAGES)
-    yield comps
-    comps.close()
+kb = pages_fixture(PAGES)
 
 
 _answer = extractive_answer

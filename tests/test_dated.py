@@ -10,7 +10,7 @@ import datetime as dt
 import pytest
 
 from kgrag.generate.dated import date_asked
-from tests.conftest import extractive_answer, pages_kb
+from tests.conftest import extractive_answer, pages_fixture
 
 PAGES = {
     "locations.md": "# Location channels\n\n| Channel | Purpose |\n| --- | --- |\n"
@@ -31,11 +31,7 @@ PAGES = {
 TUESDAY = dt.date(2025, 11, 11)
 
 
-@pytest.fixture(scope="module")
-def kb(tmp_path_factory, embedder, recognizer):
-    comps = pages_kb(tmp_path_factory, embedder, recognizer, PAGES)
-    yield comps
-    comps.close()
+kb = pages_fixture(PAGES)
 
 
 def _dated(kb, question: str, today: dt.date = TUESDAY):

@@ -4,10 +4,8 @@
 
 from __future__ import annotations
 
-import pytest
-
 from kgrag.generate.named import asked_kind
-from tests.conftest import extractive_answer, pages_kb
+from tests.conftest import extractive_answer, pages_fixture
 
 PAGES = {
     "job-families.md": "# Job families\n\n## Failed pipeline\n\nA failed pipeline blocks the merge request until it "
@@ -21,11 +19,7 @@ PAGES = {
 }
 
 
-@pytest.fixture(scope="module")
-def kb(tmp_path_factory, embedder, recognizer):
-    comps = pages_kb(tmp_path_factory, embedder, recognizer, PAGES)
-    yield comps
-    comps.close()
+kb = pages_fixture(PAGES)
 
 
 def test_a_name_asked_is_answered_by_the_heading_above_the_answer(kb):

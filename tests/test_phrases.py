@@ -4,11 +4,9 @@ when the same words come unquoted."""
 
 from __future__ import annotations
 
-import pytest
-
 from kgrag.retrieve.phrases import holds, quoted_phrases, telling
 from kgrag.retrieve.types import Query
-from tests.conftest import pages_kb
+from tests.conftest import pages_fixture
 
 PAGES = {
     "training.md": "# Compliance training\n\nEvery manager must ensure that the team finishes its compliance "
@@ -21,11 +19,7 @@ PAGES = {
 }
 
 
-@pytest.fixture(scope="module")
-def kb(tmp_path_factory, embedder, recognizer):
-    comps = pages_kb(tmp_path_factory, embedder, recognizer, PAGES)
-    yield comps
-    comps.close()
+kb = pages_fixture(PAGES)
 
 
 def _keyword_sources(kb, question: str) -> list[str]:

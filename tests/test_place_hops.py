@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from kgrag.generate.located import asks_about_the_place, place_asked
-from tests.conftest import extractive_answer, pages_kb
+from tests.conftest import extractive_answer, pages_fixture
 
 PAGES = {
     "damerjog.md": "# Damerjog\n\nDamerjog is a small village located in eastern Djibouti, north of the border with "
@@ -44,11 +44,7 @@ PAGES = {
 }
 
 
-@pytest.fixture(scope="module")
-def kb(tmp_path_factory, embedder, recognizer):
-    comps = pages_kb(tmp_path_factory, embedder, recognizer, PAGES)
-    yield comps
-    comps.close()
+kb = pages_fixture(PAGES)
 
 
 _answer = extractive_answer

@@ -4,11 +4,9 @@ would be given (through ingestion, the real retrieval and the extractive answere
 
 from __future__ import annotations
 
-import pytest
-
 from kgrag.config import LLMSettings
 from kgrag.generate.generator import Generator
-from tests.conftest import pages_kb
+from tests.conftest import pages_fixture
 
 FILLER = " ".join(f"Receipt rule {i}: keep the itemised receipt number {i} with the claim." for i in range(40))
 PAGES = {
@@ -19,11 +17,7 @@ PAGES = {
 QUESTION = "What is the maximum tip percentage for meals while traveling on company business?"
 
 
-@pytest.fixture(scope="module")
-def kb(tmp_path_factory, embedder, recognizer):
-    comps = pages_kb(tmp_path_factory, embedder, recognizer, PAGES)
-    yield comps
-    comps.close()
+kb = pages_fixture(PAGES)
 
 
 def _answer(kb, whole: int):
