@@ -69,6 +69,12 @@ def test_the_occurrence_counts_from_the_day_asked(kb):
     assert _dated(kb, question, dt.date(2025, 11, 13)).worked_out["date"] == "2025-12-10"
     assert _dated(kb, "When did the current fiscal quarter begin?", dt.date(2026, 3, 2)).worked_out["date"] == \
         "2026-02-01"
+    # A period running over New Year: in January the current Q4 began the year before.
+    assert _dated(kb, "When did the current fiscal quarter begin?", dt.date(2026, 1, 15)).worked_out["date"] == \
+        "2025-11-01"
+    # The second Wednesday of January 2026 is the 14th; the next one from the 15th is in February.
+    question = "What is the date of the next monthly coworking event in downtown Boston?"
+    assert _dated(kb, question, dt.date(2026, 1, 15)).worked_out["date"] == "2026-02-11"
 
 
 def test_no_date_is_worked_out_without_a_day_to_count_from(kb):
