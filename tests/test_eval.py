@@ -81,6 +81,10 @@ def test_answer_normalisation():
     # CJK: whitespace and punctuation ignored, full-width hyphen folded by NFKC.
     assert answer_contains("《战国无双3》由光荣和ω－force合作开发。", ["光荣和ω-force"])
     assert not answer_contains("anything at all", ["The"])  # a gold of only an article matches nothing
+    assert not answer_contains("The film", ["The"])
+    # A gold normalization would empty (a Slack prefix) is compared as written, as a whole token.
+    assert answer_contains("These channels (prefixed with a `a_`) are for accounts.", ["a_"])
+    assert not answer_contains("a channel prefixed with `b_`", ["a_"]) and answer_exact("a_", ["A_"])
     assert not answer_exact("Paris, France", ["Paris"])
 
 

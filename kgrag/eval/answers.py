@@ -43,12 +43,24 @@ def normalize_answer(text: str) -> str:
 def _forms(prediction: str, gold: str) -> tuple[str, str] | None:
     p, g = normalize_answer(prediction), normalize_answer(gold)
     if not g:
-        return None  # a gold answer of only punctuation/articles matches nothing
+        return _raw_forms(prediction, gold)
     if has_han(g):
         return p.replace(" ", ""), g.replace(" ", "")
     # Padded: containment means whole words. Chinese and Japanese write no space between a word
     # and a number or a Latin name ("新增确诊病例189例", "共有32支队伍"): that edge is a word edge too.
     return f" {_UNSPACED_EDGE.sub(' ', p)} ", f" {_UNSPACED_EDGE.sub(' ', g)} "
+
+
+def _raw_forms(prediction: str, gold: str) -> tuple[str, str] | None:
+    """A gold answer normalization would empty (the Slack prefix "a_", "#"): compared as written,
+    case folded, a whole token (any character the gold does not hold is a word edge: "`a_`" holds
+    "a_", "a `b_`" does not). None for a blank gold or one of only an article."""
+    g = " ".join(unicodedata.normalize("NFKC", gold).casefold().split())
+    if not any(unicodedata.category(ch)[0] in "PS" for ch in g):
+        return None  # blank, or only an article ("The"): matches nothing
+    p = unicodedata.normalize("NFKC", prediction).casefold()
+    p = "".join(ch if ch.isalnum() or ch in g else " " for ch in p)
+    return f" {' '.join(p.split())} ", f" {g} "
 
 
 def answer_exact(prediction: str, golds: Iterable[str]) -> bool:
