@@ -14,6 +14,10 @@ PAGES = {
     "ivanov.md": "# Pavel Ivanov\n\nPavel Ivanov was a Russian chemist and a professor at Kazan Federal University.",
     "kazan.md": "# Kazan Federal University\n\nKazan Federal University is a public university in Kazan. The "
                 "university motto is Learning lights the way.",
+    "final-recipe.md": "# Final Recipe\n\nFinal Recipe is a 2013 drama film directed by Gina Kim. The film stars "
+                       "Michelle Yeoh and Henry Lau.",
+    "henry-lau.md": "# Henry Lau\n\nHenry Lau was born in Toronto in 1989. He debuted in 2008 as a "
+                    "member of Super Junior-M.",
     "spbu.md": "# Saint Petersburg State University\n\nSaint Petersburg State University is a public research "
                "university in Saint Petersburg. Its colours are blue and white.",
 }
@@ -35,6 +39,12 @@ def test_a_second_hop_sentence_picked_for_its_own_words_leads_too(kb):
     answer = extractive_answer(kb, "What is the university motto of the university at which Pavel Ivanov was a "
                                    "professor?")
     assert answer.text.startswith("The university motto is Learning lights the way ["), answer.text
+
+
+def test_a_sentence_opening_with_a_pronoun_says_whom_it_means(kb):
+    answer = extractive_answer(kb, "Which actor from the drama film Final Recipe debuted as a member of Super "
+                                   "Junior-M in 2008?")
+    assert "Henry Lau: He debuted in 2008 as a member of Super Junior-M [" in answer.text, answer.text
 
 
 def test_a_choice_between_two_keeps_reading_order(kb):

@@ -30,6 +30,7 @@ from dataclasses import dataclass, replace
 
 from kgrag.generate.asks import ask_of, fits
 from kgrag.generate.citations import quotable_sentences
+from kgrag.generate.sections import heading_levels
 from kgrag.generate.sentences import Sentence, answer_text, plain, readable_cells, row_text, terms
 from kgrag.generate.types import Source
 from kgrag.lexicon.scripts import has_han, is_no_space_char
@@ -58,6 +59,7 @@ LEADING_KINDS_ENGLISH = frozenset({"place", "person"})
 # A choice between subjects: "Which film came out first, A or B?", "Who was born first out of A
 # and B?", "… between A and B", "Are both A and B …?".
 _CHOICE = re.compile(r"\bor\b|\bout of\b|\bbetween\b|\bboth\b", re.I)
+_PERSONAL = re.compile(r"(?:he|she|it|they|his|her|its|their)\b", re.I)
 _PRONOUN = re.compile(r"(?:he|she|it|they|his|her|its|their|this|these)\b|[他她它其该此]", re.I)
 _FINAL_PUNCTUATION = re.compile(r"[.!?;。！？；]+$")
 _NAME = re.compile(r"(?<!^)(?<![.?!]\s)\b[A-Z][\w'-]*(?:\s+(?:[A-Z][\w'-]*|of|the|de|von|van))*(?<![\s])")
@@ -123,8 +125,10 @@ def choose(question: str, sources: Sequence[Source], names: Sequence[str] = ()) 
         picked.append(bridge)
     in_order = sorted(picked, key=lambda c: (c.source.n, c.sentence.start))
     ordered = _answer_first(in_order, kind) if _leads_with_its_kind(kind, chinese) else in_order
+    if chinese:
+        return ordered
     reached = bridge if bridge is not None else _reached(picked, question)
-    return _bridge_first(ordered, reached, question, kind) if reached is not None and not chinese else ordered
+    return _whom(_bridge_first(ordered, reached, question, kind) if reached is not None else ordered)
 
 
 def _leads_with_its_kind(kind: str | None, chinese: bool) -> bool:
@@ -183,6 +187,21 @@ def _bridge_first(picked: list[Pick], bridge: Pick, question: str, kind: str | N
     if _PRONOUN.match(bridge.body) and title:
         lead = replace(bridge, body=f"{title}: {bridge.body}")
     return [lead, *(c for c in picked if c is not bridge)]
+
+
+def _whom(picked: list[Pick]) -> list[Pick]:
+    """A quoted sentence opening with "he", "she", "it" or "they" without the sentence before it
+    in its source says first whom the pronoun means: the heading of its section, the page's
+    subject ("Henry Lau: He debuted in 2008 as a member of Super Junior-M [3]."). English only."""
+    out: list[Pick] = []
+    for i, p in enumerate(picked):
+        after_own = i > 0 and picked[i - 1].source.n == p.source.n and picked[i - 1].sentence.end <= p.sentence.start
+        levels = heading_levels(p.source, p.sentence)
+        subject = _bare_title(levels[-1]) if levels else ""
+        if _PERSONAL.match(p.body) and not after_own and subject and not p.body.startswith(f"{subject}:"):
+            p = replace(p, body=f"{subject}: {p.body}")
+        out.append(p)
+    return out
 
 
 def _pick(source: Source, sentence: Sentence, asked: str) -> Pick:

@@ -16,8 +16,8 @@ import re
 from collections.abc import Sequence
 
 from kgrag.generate.extractive import Pick
-from kgrag.generate.sentences import readable, terms
-from kgrag.lexicon.titles import section_path_parts
+from kgrag.generate.sections import heading_levels
+from kgrag.generate.sentences import terms
 from kgrag.text.analyze import analyze
 
 _ASKS_NAME = re.compile(
@@ -27,7 +27,6 @@ _ASKS_NAME = re.compile(
 )
 # Where the kind's phrase ends: "the check | that is run …", "the channel | where …".
 _KIND_END = re.compile(r"\s+(?:that|which|who|whom|whose|where|when|used|in|for|to|by|with|at|on|of)\b|[,?;:]", re.I)
-_TAG = re.compile(r"<[^>]{1,200}>")
 # Headings that name a part of a page, not a thing: never an answer.
 _GENERIC = frozenset("overview introduction summary background details general notes note faq faqs examples "
                      "example description purpose scope about contents references resources other misc".split())
@@ -43,7 +42,7 @@ def heading_answer(question: str, picks: Sequence[Pick]) -> str | None:
     kind = asked_kind(question)
     if not picks or kind is None:
         return None
-    levels = _levels(picks[0])
+    levels = heading_levels(picks[0].source, picks[0].sentence)
     if len(levels) == 0:
         return None
     heading = levels[-1]
@@ -65,14 +64,3 @@ def asked_kind(question: str) -> str | None:
     phrase = _KIND_END.split(rest, maxsplit=1)[0]
     words = [w for w in analyze(phrase) if not w.isdigit()]
     return words[-1] if words else None
-
-
-def _levels(pick: Pick) -> list[str]:
-    """The headings above the picked sentence, outermost first, as read: the document title's
-    ("Job Families > Failed Pipeline", a title keeping its page's path), then the section path at
-    the sentence ("Failed pipeline / Inclusive Language Check", the chunker's)."""
-    context = pick.source.context
-    at = pick.source.offset + pick.sentence.start - context.start
-    levels = section_path_parts(context.title) + (context.section_at(at) or context.section_path).split(" / ")
-    read = [readable(_TAG.sub(" ", level)).strip(" #:") for level in levels]
-    return [level for level in read if level]
