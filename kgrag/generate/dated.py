@@ -33,6 +33,7 @@ from kgrag.generate.extractive import RANK_DISCOUNT, Pick
 from kgrag.generate.sentences import Sentence, terms
 from kgrag.generate.subjects import pick
 from kgrag.generate.types import Source
+from kgrag.retrieve.wording import asks_when
 
 _MONTHS = {name: i for i, names in enumerate(
     (("january", "jan"), ("february", "feb"), ("march", "mar"), ("april", "apr"), ("may",), ("june", "jun"),
@@ -56,7 +57,7 @@ _MONTHLY_DAY = re.compile(r"\b(?:by|on|before|until|no later than)\s+the\s+(?P<d
 _MONTHLY = re.compile(r"\b(?:each|every|a|per|the)\s+month\b|\bmonthly\b", re.I)
 
 # What the question asks: a date, read relative to the day it is asked.
-_ASKS_DATE = re.compile(r"^\W*(?:until |by |since )?when\b|\b(?:date|deadline|day|due)\b", re.I)
+_DUE = re.compile(r"\bdue\b", re.I)  # asks a date too, beyond what the abstention gate reads as "when"
 _MONTH_OFFSET = re.compile(r"\b(?P<which>last|previous|this|current|next|coming)\s+month\b", re.I)
 _YEAR_OFFSET = re.compile(r"\b(?P<which>last|previous|this|current|next|coming)\s+(?:calendar\s+)?year\b", re.I)
 _EDGE_END = re.compile(r"\b(?:end(?:s|ed)?|expir(?:e|es|ed|y)|conclud(?:e|es|ed)|clos(?:e|es|ed)|latest|"
@@ -100,7 +101,7 @@ class _Rule:
 
 def date_asked(question: str) -> DateAsked | None:
     """What a question reading a date relative to today asks; None for any other question."""
-    if not _ASKS_DATE.search(question):
+    if not (asks_when(question) or _DUE.search(question)):
         return None
     offset, year = _offset(_MONTH_OFFSET, question), _offset(_YEAR_OFFSET, question)
     rest = _YEAR_OFFSET.sub(" ", _MONTH_OFFSET.sub(" ", question))
@@ -133,16 +134,18 @@ def answer(question: str, sources: Sequence[Source], today: dt.date) -> tuple[st
     asked = date_asked(question)
     if asked is None:
         return None
-    rules = [r for s in sources for r in _rules(s.whole())]  # a rule may lie past the prompt's window
+    whole = [s.whole() for s in sources]  # a rule may lie past the prompt's window
+    rules = [r for s in whole for r in _rules(s)]
     if not asked.anchored:
         rules = [r for r in rules if r.monthly is not None or r.yearly]
     if not rules:
         return None
-    wanted = _weights(terms(_WHEN_WORDS.sub(" ", question)), [s.whole() for s in sources])
+    wanted = _weights(terms(_WHEN_WORDS.sub(" ", question)), whole)
+    scores = [_score(r, wanted, asked) for r in rules]
     # A rule sharing none of the question's topic words is about something else.
-    ranked = sorted((r for r in rules if _score(r, wanted, asked) > 0),
-                    key=lambda r: (-_score(r, wanted, asked), r.source.n, r.sentence.start))
-    found = next((f for r in ranked if (f := _resolve(r, rules, wanted, asked, today)) is not None), None)
+    ranked = sorted((i for i, score in enumerate(scores) if score > 0),
+                    key=lambda i: (-scores[i], rules[i].source.n, rules[i].sentence.start))
+    found = next((f for i in ranked if (f := _resolve(i, rules, scores, asked, today)) is not None), None)
     if found is None:
         return None
     date, rule = found
@@ -162,23 +165,18 @@ def note(worked: dict) -> str:
             f"{day.isoformat()} ({day.strftime('%A')}).")
 
 
-def _resolve(best: _Rule, rules: list[_Rule], wanted: dict[str, float], asked: DateAsked,
+def _resolve(best: int, rules: list[_Rule], scores: list[float], asked: DateAsked,
              today: dt.date) -> tuple[dt.date, _Rule] | None:
-    """The date ``best`` gives for the question: a monthly rule's occurrence; for a period, the
-    one asked among it and the periods its source states as well as it (its siblings: "Q1: …",
-    "Q2: …"); None when none is the one asked (no period holds today)."""
-    if best.period is None:
-        return _occurrence(best, asked, today), best
-    top = _score(best, wanted, asked)
-    siblings = [r for r in rules if r.source.n == best.source.n and r.period is not None
-                and _score(r, wanted, asked) == top]
+    """The date ``rules[best]`` gives for the question (``scores``: each rule's ``_score``): a
+    monthly rule's occurrence; for a period, the one asked among it and the periods its source
+    states as well as it (its siblings: "Q1: …", "Q2: …"); None when none is the one asked (no
+    period holds today)."""
+    rule = rules[best]
+    if rule.period is None:
+        return _occurrence(rule, asked, today), rule
+    siblings = [r for r, score in zip(rules, scores, strict=True)
+                if r.source.n == rule.source.n and r.period is not None and score == scores[best]]
     return _from_periods(siblings, asked, today)
-
-
-
-
-def _monthly(rules: list[_Rule]) -> list[_Rule]:
-    return [r for r in rules if r.monthly is not None]
 
 
 def _weights(wanted: set[str], sources: list[Source]) -> dict[str, float]:
@@ -191,8 +189,9 @@ def _weights(wanted: set[str], sources: list[Source]) -> dict[str, float]:
 def _score(rule: _Rule, wanted: dict[str, float], asked: DateAsked) -> float:
     """How well a rule answers: the weighted topic words of the question its line shares (a
     table row, a paragraph: "All things going on in Berlin. We are regularly meeting up on the 3rd
-    Thursday of the Month."; a period's: and its source's heading), discounted by rank as the extractive answer does; a period of the
-    length the question names ("quarter") before anything else."""
+    Thursday of the Month."; a period's: and its source's heading), discounted by rank as the
+    extractive answer does; a period of the length the question names ("quarter") before anything
+    else."""
     said = terms(_line(rule))
     if rule.period is not None:  # a list item ("Q4: November 1 through January 31") is about its heading
         said |= terms(rule.source.header)

@@ -130,9 +130,14 @@ def word_coverage(question: str, read: Sequence[HitText]) -> float:
     return len(found) / len(wanted)
 
 
+def asks_when(question: str) -> bool:
+    """Whether an English question asks when: "When …?", "the date / deadline / day …"."""
+    return _ASKS_WHEN.search(question) is not None
+
+
 def when_words(question: str, words: set[str]) -> set[str]:
     """Those of ``words`` that only say when, if the question asks when (``_WHEN_WORDS``)."""
-    return words & _WHEN_WORDS if _ASKS_WHEN.search(question) else set()
+    return words & _WHEN_WORDS if asks_when(question) else set()
 
 
 def asked_nouns(question: str) -> set[str]:
