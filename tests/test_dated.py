@@ -25,6 +25,13 @@ PAGES = {
                    "8th of each month.\n\nContractors from Italy and Ukraine send their monthly invoice by the 15th "
                    "to payroll.",
     "chairs.md": "# Board chairs\n\nJane Doe chaired the board from March 4, 2019 to June 30, 2023.",
+    "promotions.md": "# Promotion cycle FY26-Q4 (Nov 1)\n\nBelow are the dates for the FY26-Q4 promotion cycle:\n\n"
+                     "- Aug 1-15: Team members prepare & submit their promotion document\n"
+                     "- Sep 1: **DEADLINE** - All manager promotion nominations must be submitted in Workday\n"
+                     "- Nov 1: Promotions go live!\n",
+    "payroll.md": "# Payroll cut-off\n\nFor example, if a change is processed on June 15, it moves to the next fiscal "
+                  "pay period. The start of that fiscal period is June 21.",
+    "board.md": "# Board elections\n\nThe current chair of the board was re-elected on May 2 at the 2021 meeting.",
     "equipment.md": "# Home office refresh\n\nThe equipment refresh allowance is yearly. It resets at the beginning "
                     "of each calendar year (January 1 to December 31).",
 }
@@ -84,6 +91,26 @@ def test_no_date_is_worked_out_without_a_day_to_count_from(kb):
     assert extractive_answer(kb, "When does the fiscal year begin?").worked_out is None
     # A period that does not recur is read only for a question naming today ("current", "next").
     assert extractive_answer(kb, "When did the last chair of the board step down?").worked_out is None
+
+
+@pytest.mark.parametrize(("question", "date", "said"), [
+    ("What was the deadline for managers to submit promotion nominations for the promotion cycle that became "
+     "effective at the start of this month?", "2025-09-01", "Sep 1"),
+    ("When is the next deadline for managers to submit their promotion nominations?", "2026-09-01", "Sep 1"),
+    ("By what date did team members have to submit their promotion document for the current cycle?", "2025-08-15",
+     "Aug 1-15"),
+])
+def test_a_date_written_without_a_year_is_dated_for_today(kb, question, date, said):
+    """A timeline ("Sep 1: DEADLINE - …") writes no year: the one meant is the nearest to the
+    day asked (or the next, the last one), of a range of days its last when a deadline is asked."""
+    answer = _dated(kb, question)
+    assert answer.text.startswith(f"{date} ("), answer.text
+    assert answer.worked_out is not None and answer.worked_out["rule"] == said
+    # A date in an example is nobody's: the period stated as a rule answers.
+    assert _dated(kb, "What is the start date of the fiscal period that we are currently in?").worked_out["date"] == \
+        "2025-11-01"
+    # A sentence that writes a year dates its own events: nothing is worked out from it.
+    assert extractive_answer(kb, "When was the current chair of the board re-elected?").worked_out is None
 
 
 def test_how_a_question_reads_its_day():

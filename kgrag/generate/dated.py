@@ -55,13 +55,22 @@ _MONTHLY_WEEKDAY = re.compile(
     r"(?:each|every|the|a)\s+month\b", re.I)
 _MONTHLY_DAY = re.compile(r"\b(?:by|on|before|until|no later than)\s+the\s+(?P<d>\d{1,2})(?:st|nd|rd|th)\b", re.I)
 _MONTHLY = re.compile(r"\b(?:each|every|a|per|the)\s+month\b|\bmonthly\b", re.I)
+# A date without a year ("Sep 1: **DEADLINE** - All manager promotion nominations must be
+# submitted"), or days of one month ("Aug 18-29: Managers review …"), read only where no rule
+# gives a date: never a part of a period, nor in a sentence that writes a year (encyclopedic text
+# dates its events).
+_EVENT = re.compile(r"\b" + _MONTH.format("m") + r"\s+(?P<d>\d{1,2})(?:st|nd|rd|th)?"
+                    r"(?:\s*[-–]\s*(?P<d2>\d{1,2})(?:st|nd|rd|th)?)?(?!\s*[-–:]?\s*\d)(?:,?\s+(?P<y>\d{4}))?\b", re.I)
+# A date in an example ("For example, if the change is processed on June 15, …") happens to no one.
+_HYPOTHETICAL = re.compile(r"\b(?:for example|for instance|e\.g\.|suppose|imagine)\b|(?:^|[.!?]\s+)if\b", re.I | re.M)
+_YEAR = re.compile(r"\b(?:1[5-9]|20)\d\d\b")
 
 # What the question asks: a date, read relative to the day it is asked.
 _DUE = re.compile(r"\bdue\b", re.I)  # asks a date too, beyond what the abstention gate reads as "when"
 _MONTH_OFFSET = re.compile(r"\b(?P<which>last|previous|this|current|next|coming)\s+month\b", re.I)
 _YEAR_OFFSET = re.compile(r"\b(?P<which>last|previous|this|current|next|coming)\s+(?:calendar\s+)?year\b", re.I)
 _EDGE_END = re.compile(r"\b(?:end(?:s|ed)?|expir(?:e|es|ed|y)|conclud(?:e|es|ed)|clos(?:e|es|ed)|latest|"
-                       r"last day|deadline|due|until)\b", re.I)
+                       r"last day|deadline|due|until|by (?:what|which) (?:date|day)|by when)\b", re.I)
 _EDGE_START = re.compile(r"\b(?:begin|began|begun|begins|start(?:s|ed)?|open(?:s|ed)?|first day)\b", re.I)
 _PREVIOUS = re.compile(r"\b(?:previous|prior|preceding|most recent|last)\b", re.I)
 _NEXT = re.compile(r"\b(?:next|upcoming|coming)\b", re.I)
@@ -97,6 +106,7 @@ class _Rule:
     monthly: relativedelta | None = None  # the occurrence within a month: day=1 + weekday(+n), or day=d
     period: tuple[dt.date, dt.date] | None = None  # one occurrence (a yearly one: ``yearly``)
     yearly: bool = False
+    event: tuple[int, int, int] | None = None  # (month, first day, last day) stated without a year
 
 
 def date_asked(question: str) -> DateAsked | None:
@@ -136,10 +146,10 @@ def answer(question: str, sources: Sequence[Source], today: dt.date) -> tuple[st
         return None
     whole = [s.whole() for s in sources]  # a rule may lie past the prompt's window
     rules = [r for s in whole for r in _rules(s)]
-    if not asked.anchored:
+    if asked.anchored:  # a date written without a year is dated by the day asked
+        rules += [r for s in whole for r in _events(s)]
+    else:
         rules = [r for r in rules if r.monthly is not None or r.yearly]
-    if not rules:
-        return None
     wanted = _weights(terms(_WHEN_WORDS.sub(" ", question)), whole)
     scores = [_score(r, wanted, asked) for r in rules]
     # A rule sharing none of the question's topic words is about something else.
@@ -172,6 +182,8 @@ def _resolve(best: int, rules: list[_Rule], scores: list[float], asked: DateAske
     states as well as it (its siblings: "Q1: …", "Q2: …"); None when none is the one asked (no
     period holds today)."""
     rule = rules[best]
+    if rule.event is not None:
+        return _event_date(rule.event, asked, today), rule
     if rule.period is None:
         return _occurrence(rule, asked, today), rule
     siblings = [r for r, score in zip(rules, scores, strict=True)
@@ -244,6 +256,33 @@ def _rules(source: Source) -> list[_Rule]:
     return out
 
 
+def _events(source: Source) -> list[_Rule]:
+    """The dates without a year the source states outside any rule or period, each a rule."""
+    out: list[_Rule] = []
+    for sentence in source_sentences(source):
+        text = sentence.text
+        if _YEAR.search(text) or _in_example(source.text, sentence):
+            continue
+        taken = [m.span() for m in _PERIOD.finditer(text)]
+        for m in _EVENT.finditer(text):
+            if m.group("y") or any(a <= m.start() < b for a, b in taken):
+                continue
+            month, first = _MONTHS[m.group("m").lower()], int(m.group("d"))
+            last = int(m.group("d2") or first)
+            if not (first <= last and _on(2000, month, last)):  # 2000: a leap year, February 29 is a day
+                continue
+            out.append(_Rule(source, sentence, m.span(), event=(month, first, last)))
+    return out
+
+
+def _in_example(text: str, sentence: Sentence) -> bool:
+    """Whether the sentence lies in an example: its paragraph says "for example" (or "if …")
+    at or before it ("For example, if the change is processed on June 15, … . The corresponding
+    start of the pay period is June 21 …")."""
+    start = text.rfind("\n\n", 0, sentence.start) + 2 if "\n\n" in text[:sentence.start] else 0
+    return _HYPOTHETICAL.search(text[start:sentence.end]) is not None
+
+
 def _period(source: Source, sentence: Sentence, m: re.Match[str]) -> _Rule | None:
     """A "Month D [YYYY] to Month D [YYYY]" period; without years, the occurrence starting in
     2001 (not a leap year) stands for every year's."""
@@ -281,6 +320,32 @@ def _occurrence(rule: _Rule, asked: DateAsked, today: dt.date) -> dt.date:
     if asked.direction == "previous":
         return here if here < today else of(this_month - relativedelta(months=1))
     return here
+
+
+def _event_date(event: tuple[int, int, int], asked: DateAsked, today: dt.date) -> dt.date:
+    """The day of an event stated without a year (of days, the last when an end is asked): in
+    the month (year) asked when one falls there, else the last before today (``previous``), the
+    first from today (``next``), or the nearest ("the deadline for the cycle effective this month":
+    Sep 1 seen from 2025-11-11 is 2025-09-01)."""
+    month, first, last = event
+    day = last if asked.edge == "end" else first
+    days = [d for year in range(today.year - 1, today.year + 2) if (d := _on(year, month, day)) is not None]
+    if asked.month is not None or asked.year is not None:
+        inside = [d for d in days if _within(d, asked, today)]
+        if inside:
+            return inside[0]
+    if asked.direction == "previous":
+        return max(d for d in days if d < today)
+    if asked.direction == "next":
+        return min(d for d in days if d >= today)
+    return min(days, key=lambda d: (abs((d - today).days), d))
+
+
+def _on(year: int, month: int, day: int) -> dt.date | None:
+    try:
+        return dt.date(year, month, day)
+    except ValueError:  # February 29 of a common year
+        return None
 
 
 def _from_periods(rules: list[_Rule], asked: DateAsked, today: dt.date) -> tuple[dt.date, _Rule] | None:
