@@ -67,6 +67,11 @@ def test_sentences_holding_the_asked_kind():
     assert fits("method", "倍增法先用 O(n log n) 的时间预处理。") and not fits("method", "它是深度最大的节点。")
     assert fits("amount", "Promotion documents should not exceed three pages.")
     assert not fits("amount", "It is one of the oldest universities.")  # "one of" counts nothing
+    # A link's address is not read: its digits are no amount, its month no date.
+    linked = "The [promotion document](https://docs.google.com/document/d/1oXH9HzdO8gjq/edit) is required."
+    assert not fits("amount", linked) and fits("amount", linked.replace("required", "required, 3 pages at most"))
+    assert not fits("time", "See https://example.com/2019/may/notes for the minutes.")
+    assert fits("time", "The [minutes](https://example.com/notes) of May 2019.")
     assert not fits(None, "anything")
 
 
@@ -133,3 +138,20 @@ def test_the_sentence_holding_the_asked_kind_leads_the_answer():
                        "The band Aslan was formed in 1982 in Dublin.")
     answer = generator.answer("In which year was the band the Gordons toured Ireland with formed?", hits)
     assert answer.text.startswith("The band Aslan was formed in 1982 in Dublin [2].")
+
+
+def test_a_link_address_holds_no_asked_amount():
+    """handbook_dev102: "What is the maximum number of pages …?" was answered by the sentence
+    whose link address holds digits; the one saying "three pages" now leads."""
+    from kgrag.config import LLMSettings
+    from kgrag.generate.generator import Generator
+
+    hits = _chunk_hits("The [promotion document](https://docs.google.com/document/d/1oXH9HzdO8gjqdeosstQ/edit) is "
+                       "required for all in-line promotions. **Promotion documents should not exceed three pages "
+                       "total.**\n\nAs the audience are other team members, the text should be written in third "
+                       "person.")
+    answer = Generator(LLMSettings()).answer(
+        "What is the maximum number of pages allowed for a promotion document required for all in-line promotions?",
+        hits)
+    assert answer.text.startswith("**Promotion documents should not exceed three pages total.** [1]"), answer.text
+

@@ -60,6 +60,12 @@ def ask_of(question: str) -> str | None:
     return None
 
 
+# Where a link points is not what a sentence says: "The [promotion document](https://docs.google.com/
+# document/d/1oXH9…) is required" holds no amount, though its address holds digits.
+_ADDRESS = re.compile(r"(?<=\])\([^)\s]*\)|<?\b(?:https?://|www\.)[^\s>)]+>?")
+
+
 def fits(kind: str | None, sentence: str) -> bool:
-    """Whether ``sentence`` holds an answer of ``kind`` (always False for no kind)."""
-    return kind is not None and bool(_FITS[kind].search(sentence))
+    """Whether ``sentence`` holds an answer of ``kind`` (always False for no kind); link
+    addresses are not read."""
+    return kind is not None and bool(_FITS[kind].search(_ADDRESS.sub(" ", sentence)))
