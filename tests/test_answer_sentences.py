@@ -155,3 +155,26 @@ def test_a_link_address_holds_no_asked_amount():
         hits)
     assert answer.text.startswith("**Promotion documents should not exceed three pages total.** [1]"), answer.text
 
+
+def test_the_question_proper_outweighs_its_setting():
+    """handbook_dev102's negation questions open with a setting ("At GitLab, where 'Iteration'
+    … are core product principles, | what is the term for …"): the sentence answering the
+    question proper leads, not the one restating the setting."""
+    from kgrag.config import LLMSettings
+    from kgrag.generate.setting import setting_terms
+
+    hits = _chunk_hits("At GitLab, rapid iteration and shipping an MVC are core product principles of our product.",
+                       "Co-Working Space: team members may expense a professionally managed shared workspace.")
+    question = ("At GitLab, where 'Iteration' and shipping an 'MVC' are core product principles, what is the term "
+                "for a reimbursable expense for a shared workspace?")
+    from kgrag.generate.generator import Generator
+
+    answer = Generator(LLMSettings()).answer(question, hits)
+    assert answer.text.startswith("Co-Working Space: team members may expense"), answer.text
+    assert setting_terms("GitLab's principles prefer 'Convention over Configuration'. Which legal document, which "
+                          "is not a principle, must team members sign?") == {"gitlab", "prefer", "convent", "configur"}
+    # A relative clause is no question proper; a question without a setting has none.
+    assert setting_terms("In 2004, which band released an album, which sold a million copies?") == {"2004"}
+    assert setting_terms("What is the name of the band, which formed in 1990?") == set()
+    assert setting_terms("Which film came out first, Blind Shaft or The Mask Of Fu Manchu?") == set()
+    assert setting_terms('How many periods in office had the Prime Minister of the "Who? Who?" ministry?') == set()

@@ -32,6 +32,7 @@ from kgrag.generate.asks import ask_of, fits
 from kgrag.generate.citations import quotable_sentences
 from kgrag.generate.sections import heading_levels
 from kgrag.generate.sentences import Sentence, answer_text, plain, readable_cells, row_text, terms
+from kgrag.generate.setting import setting_terms
 from kgrag.generate.types import Source
 from kgrag.lexicon.scripts import has_han, is_no_space_char
 from kgrag.text.markdown_tables import TableLine, table_lines
@@ -44,6 +45,7 @@ ASK_BONUS = 1.5
 OTHER_LANGUAGE = 0.6
 NAME_ONLY = 0.3
 CONTEXT_SHARE = 0.5
+SETTING_SHARE = 0.5  # weight of a term only of the question's setting (``setting_terms``)
 # Sentences picked for holding the asked kind of answer (beyond their words): a method may take
 # several ("倍增法…", "Tarjan…"), a date or an amount one ("renamed in 1940" is no second founding).
 MAX_ASKED = {"method": 2, "reason": 2}
@@ -86,6 +88,9 @@ def choose(question: str, sources: Sequence[Source], names: Sequence[str] = ()) 
     names = [_bare_title(n) for n in names]  # "Black Book (film)": the disambiguation is no question word
     query = terms(" ".join([question, *names]))
     weights = _query_weights(query, candidates, len(sources))
+    setting = setting_terms(question)
+    for t in setting & weights.keys():
+        weights[t] *= SETTING_SHARE
     total = math.fsum(weights.values())
     kind = ask_of(question)
     name_terms = _name_terms(question, names)
@@ -128,8 +133,19 @@ def choose(question: str, sources: Sequence[Source], names: Sequence[str] = ()) 
     ordered = _answer_first(in_order, kind) if _leads_with_its_kind(kind, chinese) else in_order
     if chinese:
         return ordered
+    if setting:
+        ordered = _proper_first(ordered, {t: w for t, w in weights.items() if t not in setting})
     reached = bridge if bridge is not None else _reached(picked, question)
     return _whom(_bridge_first(ordered, reached, question, kind) if reached is not None else ordered)
+
+
+def _proper_first(ordered: list[Pick], proper: dict[str, float]) -> list[Pick]:
+    """The pick sharing most of the question proper's weighted terms first (ties: as ordered)."""
+    def held(c: Pick) -> float:
+        return math.fsum(proper.get(t, 0.0) for t in c.terms)
+
+    lead = max(ordered, key=held)
+    return ordered if held(lead) <= held(ordered[0]) else [lead, *(c for c in ordered if c is not lead)]
 
 
 def _leads_with_its_kind(kind: str | None, chinese: bool) -> bool:
