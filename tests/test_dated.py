@@ -39,6 +39,12 @@ TUESDAY = dt.date(2025, 11, 11)
 
 
 kb = pages_fixture(PAGES)
+ZH_PAGES = {
+    "聚会.md": "# 北京同城频道\n\n北京的同事每月第二个星期三在国贸办公室举行线下聚会。\n",
+    "发票.md": "# 外包发票\n\n外包人员须在每月15日前提交当月的服务发票。\n",
+    "财年.md": "# 财年与季度\n\n公司的财年从2月1日开始。\n\n- 第三季度：8月1日至10月31日\n- 第四季度：11月1日至1月31日\n",
+}
+zh_kb = pages_fixture(ZH_PAGES)
 
 
 def _dated(kb, question: str, today: dt.date = TUESDAY):
@@ -113,6 +119,19 @@ def test_a_date_written_without_a_year_is_dated_for_today(kb, question, date, sa
     assert extractive_answer(kb, "When was the current chair of the board re-elected?").worked_out is None
 
 
+@pytest.mark.parametrize(("question", "date", "rule"), [
+    ("北京的下一次线下聚会是哪天？", "2025-11-12", "每月第二个星期三"),
+    ("上个月北京线下聚会是哪天？", "2025-10-08", "每月第二个星期三"),
+    ("上个月外包人员提交服务发票的截止日期是几号？", "2025-10-15", "每月15日"),
+    ("公司这个季度什么时候结束？", "2026-01-31", "11月1日至1月31日"),
+    ("上一个季度是什么时候开始的？", "2025-08-01", "8月1日至10月31日"),
+])
+def test_a_chinese_rule_gives_the_date_for_today(zh_kb, question, date, rule):
+    answer = _dated(zh_kb, question)
+    assert answer.text.startswith(f"{date} ("), answer.text
+    assert answer.worked_out is not None and answer.worked_out["rule"] == rule
+
+
 def test_how_a_question_reads_its_day():
     asked = date_asked("What was the end date of the fiscal quarter that concluded last month?")
     assert asked is not None and (asked.direction, asked.month, asked.edge, asked.length) == \
@@ -125,6 +144,12 @@ def test_how_a_question_reads_its_day():
     assert date_asked("What is the birth date of this American composer?") is None  # "this" names no period
     assert date_asked("Who directed the last film of the trilogy?") is None  # asks no date
     assert date_asked("When was Hamlet written?") is None
+    asked = date_asked("上个月外包发票的截止日期是几号？")
+    assert asked is not None and (asked.direction, asked.month, asked.edge) == ("current", -1, "end")
+    asked = date_asked("本季度什么时候开始？")
+    assert asked is not None and (asked.direction, asked.edge, asked.length) == ("current", "start", (88, 93))
+    assert date_asked("北京的线下聚会在哪里举行？") is None  # asks a place
+    assert date_asked("哈姆雷特是什么时候写的？") is None  # no day to count from
 
 
 def test_an_llm_is_told_the_date_worked_out(kb):

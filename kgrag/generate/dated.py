@@ -9,10 +9,13 @@ answered with the date the rule gives for today, then the rule's sentence quoted
     2025-11-12 (Wednesday), worked out for today (2025-11-11) from [1]: #loc_boston | … monthly
     coworking in downtown Boston second Wednesday of each month [1].
 
-Rules read (English): a weekday of each month ("second Wednesday of each month", "3rd Thursday
-of the Month", "last Friday of every month"), a day of each month ("by the 8th of each month",
-"by the 15th" in a sentence about a monthly thing) and periods ("November 1 through January 31",
-"2025-11-01 to 2026-01-31", "January 1 to December 31"; a period without a year recurs yearly).
+Rules read: a weekday of each month ("second Wednesday of each month", "3rd Thursday of the
+Month", "last Friday of every month", "每月第二个星期三"), a day of each month ("by the 8th of each
+month", "by the 15th" in a sentence about a monthly thing, "每月15日前") and periods ("November 1
+through January 31", "2025-11-01 to 2026-01-31", "11月1日至1月31日"; a period without a year recurs
+yearly); for a question naming today, also an English date written without a year ("Sep 1:
+DEADLINE …"). The words are ``kgrag.generate.date_cues``'s. A Chinese question asks a date with
+"什么时候 / 哪天 / 几号 / 日期 / 截止" and names today with "下次 / 上次 / 本月 / 上个月 / 当前 / 这个季度 …".
 The arithmetic is ``dateutil``'s. Anything else (a question with no relative cue, a rule this
 module does not read) leaves the usual extractive answer.
 """
@@ -25,65 +28,15 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from dateutil.relativedelta import FR, MO, SA, SU, TH, TU, WE, relativedelta
-from dateutil.relativedelta import weekday as Weekday
+from dateutil.relativedelta import relativedelta
 
+from kgrag.generate import date_cues as cues
 from kgrag.generate.citations import source_sentences
 from kgrag.generate.extractive import RANK_DISCOUNT, Pick
 from kgrag.generate.sentences import Sentence, terms
 from kgrag.generate.subjects import pick
 from kgrag.generate.types import Source
 from kgrag.retrieve.wording import asks_when
-
-_MONTHS = {name: i for i, names in enumerate(
-    (("january", "jan"), ("february", "feb"), ("march", "mar"), ("april", "apr"), ("may",), ("june", "jun"),
-     ("july", "jul"), ("august", "aug"), ("september", "sep", "sept"), ("october", "oct"),
-     ("november", "nov"), ("december", "dec")), start=1) for name in names}
-_WEEKDAYS: dict[str, Weekday] = {"monday": MO, "tuesday": TU, "wednesday": WE, "thursday": TH, "friday": FR,
-                                 "saturday": SA, "sunday": SU}
-_ORDINALS = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4,
-             "fifth": 5, "5th": 5, "last": -1}
-
-_MONTH = r"(?P<{0}>" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
-_MONTH_DAY = _MONTH + r"\s+(?P<{1}>\d{{1,2}})(?:st|nd|rd|th)?(?:,?\s+(?P<{2}>\d{{4}}))?"
-_UNTIL = r"\s*(?:through|thru|to|until|till|–|—|-)\s*"
-_PERIOD = re.compile(r"\b" + _MONTH_DAY.format("m1", "d1", "y1") + _UNTIL + r"\b"
-                     + _MONTH_DAY.format("m2", "d2", "y2") + r"\b", re.I)
-_ISO_PERIOD = re.compile(r"\b(\d{4}-\d{2}-\d{2})" + _UNTIL + r"(\d{4}-\d{2}-\d{2})\b")
-_MONTHLY_WEEKDAY = re.compile(
-    r"\b(?P<n>" + "|".join(_ORDINALS) + r")\s+(?P<day>" + "|".join(_WEEKDAYS) + r")s?\s+(?:of|in)\s+"
-    r"(?:each|every|the|a)\s+month\b", re.I)
-_MONTHLY_DAY = re.compile(r"\b(?:by|on|before|until|no later than)\s+the\s+(?P<d>\d{1,2})(?:st|nd|rd|th)\b", re.I)
-_MONTHLY = re.compile(r"\b(?:each|every|a|per|the)\s+month\b|\bmonthly\b", re.I)
-# A date without a year ("Sep 1: **DEADLINE** - All manager promotion nominations must be
-# submitted"), or days of one month ("Aug 18-29: Managers review …"), read only where no rule
-# gives a date: never a part of a period, nor in a sentence that writes a year (encyclopedic text
-# dates its events).
-_EVENT = re.compile(r"\b" + _MONTH.format("m") + r"\s+(?P<d>\d{1,2})(?:st|nd|rd|th)?"
-                    r"(?:\s*[-–]\s*(?P<d2>\d{1,2})(?:st|nd|rd|th)?)?(?!\s*[-–:]?\s*\d)(?:,?\s+(?P<y>\d{4}))?\b", re.I)
-# A date in an example ("For example, if the change is processed on June 15, …") happens to no one.
-_HYPOTHETICAL = re.compile(r"\b(?:for example|for instance|e\.g\.|suppose|imagine)\b|(?:^|[.!?]\s+)if\b", re.I | re.M)
-_YEAR = re.compile(r"\b(?:1[5-9]|20)\d\d\b")
-
-# What the question asks: a date, read relative to the day it is asked.
-_DUE = re.compile(r"\bdue\b", re.I)  # asks a date too, beyond what the abstention gate reads as "when"
-_MONTH_OFFSET = re.compile(r"\b(?P<which>last|previous|this|current|next|coming)\s+month\b", re.I)
-_YEAR_OFFSET = re.compile(r"\b(?P<which>last|previous|this|current|next|coming)\s+(?:calendar\s+)?year\b", re.I)
-_EDGE_END = re.compile(r"\b(?:end(?:s|ed)?|expir(?:e|es|ed|y)|conclud(?:e|es|ed)|clos(?:e|es|ed)|latest|"
-                       r"last day|deadline|due|until|by (?:what|which) (?:date|day)|by when)\b", re.I)
-_EDGE_START = re.compile(r"\b(?:begin|began|begun|begins|start(?:s|ed)?|open(?:s|ed)?|first day)\b", re.I)
-_PREVIOUS = re.compile(r"\b(?:previous|prior|preceding|most recent|last)\b", re.I)
-_NEXT = re.compile(r"\b(?:next|upcoming|coming)\b", re.I)
-_CURRENT = re.compile(r"\b(?:current(?:ly)?|now|ongoing|today|this\s+(?:fiscal\s+|calendar\s+)?(?:week|month|quarter|"
-                      r"half|year|period|cycle|season|term|semester))\b", re.I)  # not "this composer"
-# Words that tie the question to the day it is asked. "The last Boston coworking" may be the
-# latest one or the final one ever: without such a word only a recurring rule is read.
-_NOW = re.compile(r"\b(?:today|now|current(?:ly)?|next|upcoming|previous|most recent)\b", re.I)
-# Words of the question that only say when (they are no topic a rule's sentence should share).
-_WHEN_WORDS = re.compile(r"\b(?:last|latest|previous|prior|next|upcoming|current(?:ly)?|this|today|month|date|"
-                         r"day|when|deadline)\b", re.I)
-_LENGTHS = {"week": (6, 8), "month": (27, 32), "quarter": (88, 93), "half": (180, 185), "year": (364, 367)}
-_PERIOD_NOUN = re.compile(r"(?<![-\w])(week|month|quarter|half|year)(?:ly|s)?\b", re.I)  # not "Mid-Year"
 
 
 @dataclass(frozen=True)
@@ -111,30 +64,31 @@ class _Rule:
 
 def date_asked(question: str) -> DateAsked | None:
     """What a question reading a date relative to today asks; None for any other question."""
-    if not (asks_when(question) or _DUE.search(question)):
+    if not (asks_when(question) or cues.DUE.search(question) or cues.ZH_ASKS_WHEN.search(question)):
         return None
-    offset, year = _offset(_MONTH_OFFSET, question), _offset(_YEAR_OFFSET, question)
-    rest = _YEAR_OFFSET.sub(" ", _MONTH_OFFSET.sub(" ", question))
+    offset, year = _offset(cues.MONTH_OFFSET, question), _offset(cues.YEAR_OFFSET, question)
+    rest = cues.YEAR_OFFSET.sub(" ", cues.MONTH_OFFSET.sub(" ", question))
     rest = re.sub(r"\b(?:latest|last|first)\s+(?:date|day)\b", " ", rest, flags=re.I)
-    anchored = bool(_NOW.search(question)) or offset is not None or year is not None
-    direction = ("previous" if _PREVIOUS.search(rest) else "next" if _NEXT.search(rest)
+    anchored = bool(cues.NOW.search(question)) or offset is not None or year is not None
+    direction = ("previous" if cues.PREVIOUS.search(rest) else "next" if cues.NEXT.search(rest)
                  # "a new hire who started today … their first monthly invoice": the next one
                  else "next" if anchored and re.search(r"\bfirst\b", rest, re.I)
-                 else "current" if _CURRENT.search(rest) or anchored else None)
+                 else "current" if cues.CURRENT.search(rest) or anchored else None)
     if direction is None:
         return None
-    edge = "end" if _EDGE_END.search(question) else "start" if _EDGE_START.search(question) else None
-    noun = _PERIOD_NOUN.search(rest)
-    return DateAsked(direction, anchored, offset, year, edge, _LENGTHS[noun.group(1).lower()] if noun else None)
+    edge = "end" if cues.EDGE_END.search(question) else "start" if cues.EDGE_START.search(question) else None
+    noun = cues.PERIOD_NOUN.search(rest)
+    return DateAsked(direction, anchored, offset, year, edge, cues.period_length(noun) if noun else None)
 
 
 def _offset(pattern: re.Pattern[str], question: str) -> int | None:
-    """-1 for "last/previous month", 0 for "this/current month", 1 for "next/coming month"."""
+    """-1 for "last/previous month" (上个月), 0 for "this/current month" (本月), 1 for "next/coming
+    month" (下个月)."""
     m = pattern.search(question)
     if m is None:
         return None
-    which = m.group("which").lower()
-    return -1 if which in ("last", "previous") else 1 if which in ("next", "coming") else 0
+    which = (m.group("which") or m.group("zh")).lower()
+    return -1 if which in cues.EARLIER else 1 if which in cues.LATER else 0
 
 
 def answer(question: str, sources: Sequence[Source], today: dt.date) -> tuple[str, list[Pick], dict] | None:
@@ -150,7 +104,7 @@ def answer(question: str, sources: Sequence[Source], today: dt.date) -> tuple[st
         rules += [r for s in whole for r in _events(s)]
     else:
         rules = [r for r in rules if r.monthly is not None or r.yearly]
-    wanted = _weights(terms(_WHEN_WORDS.sub(" ", question)), whole)
+    wanted = _weights(terms(cues.WHEN_WORDS.sub(" ", question)), whole)
     scores = [_score(r, wanted, asked) for r in rules]
     # A rule sharing none of the question's topic words is about something else.
     ranked = sorted((i for i, score in enumerate(scores) if score > 0),
@@ -234,19 +188,19 @@ def _rules(source: Source) -> list[_Rule]:
     out: list[_Rule] = []
     for sentence in source_sentences(source):
         text = sentence.text
-        for m in _MONTHLY_WEEKDAY.finditer(text):
-            n = _ORDINALS[m.group("n").lower()]
-            day = _WEEKDAYS[m.group("day").lower()]
+        for m in cues.MONTHLY_WEEKDAY.finditer(text):
+            n = cues.ORDINALS[(m.group("n") or m.group("zn") or m.group("zlast")).lower()]
+            day = cues.WEEKDAYS[(m.group("day") or m.group("zday")).lower()]
             when = relativedelta(day=31, weekday=day(-1)) if n < 0 else relativedelta(day=1, weekday=day(+n))
             out.append(_Rule(source, sentence, m.span(), monthly=when))
-        if _MONTHLY.search(text):
-            for m in _MONTHLY_DAY.finditer(text):
-                if 1 <= int(m.group("d")) <= 31:
-                    out.append(_Rule(source, sentence, m.span(), monthly=relativedelta(day=int(m.group("d")))))
-        for m in _PERIOD.finditer(text):
+        if cues.MONTHLY.search(text):
+            for m in cues.MONTHLY_DAY.finditer(text):
+                if (d := cues.zh_number(m.group("d") or m.group("zd"))) is not None:
+                    out.append(_Rule(source, sentence, m.span(), monthly=relativedelta(day=d)))
+        for m in [*cues.PERIOD.finditer(text), *cues.ZH_PERIOD.finditer(text)]:
             if (rule := _period(source, sentence, m)) is not None:
                 out.append(rule)
-        for m in _ISO_PERIOD.finditer(text):
+        for m in cues.ISO_PERIOD.finditer(text):
             try:
                 start, end = dt.date.fromisoformat(m.group(1)), dt.date.fromisoformat(m.group(2))
             except ValueError:
@@ -261,13 +215,13 @@ def _events(source: Source) -> list[_Rule]:
     out: list[_Rule] = []
     for sentence in source_sentences(source):
         text = sentence.text
-        if _YEAR.search(text) or _in_example(source.text, sentence):
+        if cues.YEAR.search(text) or _in_example(source.text, sentence):
             continue
-        taken = [m.span() for m in _PERIOD.finditer(text)]
-        for m in _EVENT.finditer(text):
+        taken = [m.span() for m in cues.PERIOD.finditer(text)]
+        for m in cues.EVENT.finditer(text):
             if m.group("y") or any(a <= m.start() < b for a, b in taken):
                 continue
-            month, first = _MONTHS[m.group("m").lower()], int(m.group("d"))
+            month, first = cues.MONTHS[m.group("m").lower()], int(m.group("d"))
             last = int(m.group("d2") or first)
             if not (first <= last and _on(2000, month, last)):  # 2000: a leap year, February 29 is a day
                 continue
@@ -280,16 +234,16 @@ def _in_example(text: str, sentence: Sentence) -> bool:
     at or before it ("For example, if the change is processed on June 15, … . The corresponding
     start of the pay period is June 21 …")."""
     start = text.rfind("\n\n", 0, sentence.start) + 2 if "\n\n" in text[:sentence.start] else 0
-    return _HYPOTHETICAL.search(text[start:sentence.end]) is not None
+    return cues.HYPOTHETICAL.search(text[start:sentence.end]) is not None
 
 
 def _period(source: Source, sentence: Sentence, m: re.Match[str]) -> _Rule | None:
-    """A "Month D [YYYY] to Month D [YYYY]" period; without years, the occurrence starting in
-    2001 (not a leap year) stands for every year's."""
+    """A "Month D [YYYY] to Month D [YYYY]" ("[YYYY年]M月D日至[YYYY年]M月D日") period; without
+    years, the occurrence starting in 2001 (not a leap year) stands for every year's."""
     y1, y2 = m.group("y1"), m.group("y2")
     try:
-        m1, d1 = _MONTHS[m.group("m1").lower()], int(m.group("d1"))
-        m2, d2 = _MONTHS[m.group("m2").lower()], int(m.group("d2"))
+        m1, d1 = _month(m.group("m1")), int(m.group("d1"))
+        m2, d2 = _month(m.group("m2")), int(m.group("d2"))
         if y1 or y2:
             start = dt.date(int(y1 or y2), m1, d1)
             end = dt.date(int(y2 or y1), m2, d2)
@@ -301,6 +255,11 @@ def _period(source: Source, sentence: Sentence, m: re.Match[str]) -> _Rule | Non
     except ValueError:  # "February 30"
         return None
     return _Rule(source, sentence, m.span(), period=(start, end), yearly=True)
+
+
+def _month(written: str) -> int:
+    """"Nov", "november" or "11" (of "11月") as a month number."""
+    return int(written) if written.isdigit() else cues.MONTHS[written.lower()]
 
 
 def _occurrence(rule: _Rule, asked: DateAsked, today: dt.date) -> dt.date:
