@@ -14,7 +14,7 @@ from kgrag.models.zh_entities import keep_candidate
 from kgrag.retrieve.types import Query
 from kgrag.text.analyze import analyze
 
-from .conftest import REPO
+from .conftest import REPO, extractive_answer, pages_fixture
 
 FIXTURE = REPO / "tests" / "fixtures" / "bilingual"
 ENGLISH = ["The Eiffel Tower was built for the 1889 World's Fair.", "Plants release oxygen in daylight."]
@@ -265,3 +265,22 @@ def test_english_chunks_stored_before_chinese_arrives_get_the_multilingual_block
         assert result.hits[0].chunk.doc_id.endswith("tower_bridge.md"), [h.chunk.doc_id for h in result.hits]
     finally:
         comps.close()
+
+
+DEFINED_PAGES = {
+    "login.md": "# 登录\n\n单点登录（Single Sign-On，简称 SSO）让用户用公司账号登录所有系统。\n",
+    "tenants.md": "# 租户\n\n每个租户都必须启用单点登录，否则成员无法访问控制台。\n",
+    "travel.md": "# Travel\n\nTeam members book flights through the travel portal and keep their receipts.\n",
+}
+defined_kb = pages_fixture(DEFINED_PAGES)
+
+
+def test_an_english_question_reaches_a_chinese_term_defined_with_its_english_name(defined_kb):
+    """"单点登录（Single Sign-On，简称 SSO）": the English name and the abbreviation are aliases of
+    the Chinese term, and the keyword path searches its Chinese spelling, so a page that never
+    writes "single sign-on" (the tenants page) is found by an English question."""
+    question = "Does every tenant have to enable single sign-on?"
+    result = defined_kb.retriever.retrieve(question, modes=["bm25"])
+    assert [(le.surface, le.name) for le in result.query.linked] == [("single sign-on", "单点登录")]
+    assert any("每个租户都必须启用单点登录" in h.chunk.text for h in result.hits), [h.chunk.text[:30] for h in result.hits]
+    assert [le.name for le in defined_kb.retriever.retrieve("What is SSO?", modes=["bm25"]).query.linked] == ["单点登录"]

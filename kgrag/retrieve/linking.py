@@ -29,6 +29,7 @@ from typing import NamedTuple
 
 from kgrag.lexicon.gazetteer import Gazetteer, candidate_aliases, english_stop_words
 from kgrag.lexicon.normalize import normalize_alias
+from kgrag.lexicon.scripts import has_han
 from kgrag.retrieve.describe import DescriptionLinker
 from kgrag.retrieve.refreshed import Refreshed, unless_unchanged
 from kgrag.retrieve.types import LinkedEntity
@@ -82,9 +83,13 @@ class EntityLinker:
             # extractor learned (not curated) link the graph but do not widen the keyword query:
             # their other spellings pulled in generic matches (handbook_dev102 bm25 R@5 76.5
             # with, 77.5 without; default 85.1 either way).
-            if entity is None or entity.type == SECTION or (entity.type in ANY_CASE_TYPES and not entity.curated):
+            if entity is None or entity.type == SECTION:
                 continue
             forms = [entity.name, *entity.aliases]
+            if entity.type in ANY_CASE_TYPES and not entity.curated:
+                # ... except its name in the other script: an English question reaches Chinese
+                # text saying "单点登录" (defined as "单点登录（Single Sign-On，简称 SSO）") only so.
+                forms = [f for f in forms if has_han(f) != has_han(le.surface)]
             added = 0
             for form in forms:
                 norm = normalize_alias(form)
