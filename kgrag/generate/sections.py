@@ -2,13 +2,9 @@
 
 from __future__ import annotations
 
-import re
-
 from kgrag.generate.sentences import Sentence, readable
 from kgrag.generate.types import Source
-from kgrag.lexicon.titles import section_path_parts
-
-_TAG = re.compile(r"<[^>]{1,200}>")
+from kgrag.lexicon.titles import section_path_parts, without_tags
 
 
 def heading_levels(source: Source, sentence: Sentence) -> list[str]:
@@ -18,5 +14,5 @@ def heading_levels(source: Source, sentence: Sentence) -> list[str]:
     context = source.context
     at = source.offset + sentence.start - context.start
     levels = section_path_parts(context.title) + (context.section_at(at) or context.section_path).split(" / ")
-    read = [readable(_TAG.sub(" ", level)).strip(" #:") for level in levels]
+    read = [readable(without_tags(level)).strip(" #:") for level in levels]
     return [level for level in read if level]

@@ -43,8 +43,13 @@ def section_heading(title: str) -> str:
     the entity is named as a question spells it."""
     parts = section_path_parts(title)
     heading = parts[-1] if parts else title.strip()
-    plain = " ".join(_HEADING_EMPHASIS.sub(r"\2", _HEADING_TAG.sub(" ", heading)).split())
+    plain = " ".join(_HEADING_EMPHASIS.sub(r"\2", without_tags(heading)).split())
     return plain or heading
+
+
+def without_tags(heading: str) -> str:
+    """A heading without the HTML tags it may carry (an icon's ``<i class="…"></i>``)."""
+    return _HEADING_TAG.sub(" ", heading)
 
 
 def title_aliases(title: str) -> list[str]:
