@@ -9,6 +9,7 @@ that already share the question's words, they never bring in a sentence that sha
 
 from __future__ import annotations
 
+import functools
 import re
 
 from kgrag.lexicon.scripts import HAN
@@ -68,4 +69,10 @@ _ADDRESS = re.compile(r"(?<=\])\([^)\s]*\)|<?\b(?:https?://|www\.)[^\s>)]+>?")
 def fits(kind: str | None, sentence: str) -> bool:
     """Whether ``sentence`` holds an answer of ``kind`` (always False for no kind); link
     addresses are not read."""
-    return kind is not None and bool(_FITS[kind].search(_ADDRESS.sub(" ", sentence)))
+    return kind is not None and _fits(kind, sentence)
+
+
+@functools.lru_cache(maxsize=4096)
+def _fits(kind: str, sentence: str) -> bool:
+    """The extractive answerer asks again for each sentence picked."""
+    return bool(_FITS[kind].search(_ADDRESS.sub(" ", sentence)))

@@ -99,9 +99,10 @@ def answer(question: str, sources: Sequence[Source], today: dt.date) -> tuple[st
     if asked is None:
         return None
     whole = [s.whole() for s in sources]  # a rule may lie past the prompt's window
-    rules = [r for s in whole for r in _rules(s)]
+    read = [(s, source_sentences(s)) for s in whole]
+    rules = [r for s, sentences in read for r in _rules(s, sentences)]
     if asked.anchored:  # a date written without a year is dated by the day asked
-        rules += [r for s in whole for r in _events(s)]
+        rules += [r for s, sentences in read for r in _events(s, sentences)]
     else:
         rules = [r for r in rules if r.monthly is not None or r.yearly]
     wanted = _weights(terms(cues.WHEN_WORDS.sub(" ", question)), whole)
@@ -184,9 +185,9 @@ def _line(rule: _Rule) -> str:
     return text[start:end if end >= 0 else len(text)]
 
 
-def _rules(source: Source) -> list[_Rule]:
+def _rules(source: Source, sentences: list[Sentence]) -> list[_Rule]:
     out: list[_Rule] = []
-    for sentence in source_sentences(source):
+    for sentence in sentences:
         text = sentence.text
         for m in cues.MONTHLY_WEEKDAY.finditer(text):
             n = cues.ORDINALS[(m.group("n") or m.group("zn") or m.group("zlast")).lower()]
@@ -210,16 +211,18 @@ def _rules(source: Source) -> list[_Rule]:
     return out
 
 
-def _events(source: Source) -> list[_Rule]:
+def _events(source: Source, sentences: list[Sentence]) -> list[_Rule]:
     """The dates without a year the source states outside any rule or period, each a rule."""
     out: list[_Rule] = []
-    for sentence in source_sentences(source):
+    examples = [m.start() for m in cues.HYPOTHETICAL.finditer(source.text)]
+    for sentence in sentences:
         text = sentence.text
-        if cues.YEAR.search(text) or _in_example(source.text, sentence):
+        found = [m for m in cues.EVENT.finditer(text) if not m.group("y")]  # most sentences: none
+        if not found or cues.YEAR.search(text) or _in_example(source.text, sentence, examples):
             continue
         taken = [m.span() for m in cues.PERIOD.finditer(text)]
-        for m in cues.EVENT.finditer(text):
-            if m.group("y") or any(a <= m.start() < b for a, b in taken):
+        for m in found:
+            if any(a <= m.start() < b for a, b in taken):
                 continue
             month, first = cues.MONTHS[m.group("m").lower()], int(m.group("d"))
             last = int(m.group("d2") or first)
@@ -229,12 +232,13 @@ def _events(source: Source) -> list[_Rule]:
     return out
 
 
-def _in_example(text: str, sentence: Sentence) -> bool:
+def _in_example(text: str, sentence: Sentence, examples: list[int]) -> bool:
     """Whether the sentence lies in an example: its paragraph says "for example" (or "if …")
     at or before it ("For example, if the change is processed on June 15, … . The corresponding
-    start of the pay period is June 21 …")."""
-    start = text.rfind("\n\n", 0, sentence.start) + 2 if "\n\n" in text[:sentence.start] else 0
-    return cues.HYPOTHETICAL.search(text[start:sentence.end]) is not None
+    start of the pay period is June 21 …"). ``examples``: where the text says so."""
+    gap = text.rfind("\n\n", 0, sentence.start)
+    start = gap + 2 if gap >= 0 else 0
+    return any(start <= at < sentence.end for at in examples)
 
 
 def _period(source: Source, sentence: Sentence, m: re.Match[str]) -> _Rule | None:
