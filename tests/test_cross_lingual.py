@@ -14,7 +14,7 @@ from kgrag.models.zh_entities import keep_candidate
 from kgrag.retrieve.types import Query
 from kgrag.text.analyze import analyze
 
-from .conftest import REPO, extractive_answer, pages_fixture
+from .conftest import REPO, pages_fixture
 
 FIXTURE = REPO / "tests" / "fixtures" / "bilingual"
 ENGLISH = ["The Eiffel Tower was built for the 1889 World's Fair.", "Plants release oxygen in daylight."]
