@@ -132,6 +132,17 @@ def test_a_chinese_rule_gives_the_date_for_today(zh_kb, question, date, rule):
     assert answer.worked_out is not None and answer.worked_out["rule"] == rule
 
 
+def test_february_29_without_a_year_is_dated_in_a_leap_year():
+    from kgrag.generate.dated import DateAsked, _event_date
+
+    on = dt.date(2026, 6, 1)  # 2025, 2026 and 2027 are common years
+    asked = {d: DateAsked(d, True, None, None, None, None) for d in ("previous", "next", "current")}
+    assert _event_date((2, 29, 29), asked["previous"], on) == dt.date(2024, 2, 29)
+    assert _event_date((2, 29, 29), asked["next"], on) == dt.date(2028, 2, 29)
+    assert _event_date((2, 29, 29), asked["current"], on) == dt.date(2028, 2, 29)  # the nearer one
+    assert _event_date((9, 1, 1), asked["current"], on) == dt.date(2026, 9, 1)
+
+
 def test_how_a_question_reads_its_day():
     asked = date_asked("What was the end date of the fiscal quarter that concluded last month?")
     assert asked is not None and (asked.direction, asked.month, asked.edge, asked.length) == \

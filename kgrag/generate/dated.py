@@ -292,7 +292,8 @@ def _event_date(event: tuple[int, int, int], asked: DateAsked, today: dt.date) -
     Sep 1 seen from 2025-11-11 is 2025-09-01)."""
     month, first, last = event
     day = last if asked.edge == "end" else first
-    days = [d for year in range(today.year - 1, today.year + 2) if (d := _on(year, month, day)) is not None]
+    # Four years each way: a February 29 has an occurrence before and after today too.
+    days = [d for year in range(today.year - 4, today.year + 5) if (d := _on(year, month, day)) is not None]
     if asked.month is not None or asked.year is not None:
         inside = [d for d in days if _within(d, asked, today)]
         if inside:
