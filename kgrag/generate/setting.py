@@ -47,4 +47,4 @@ def setting_terms(question: str) -> set[str]:
     else:
         return set()
     setting, proper = question[:m.start("wh")], question[m.start("wh"):]
-    return (terms(setting) & terms(question)) - terms(proper)
+    return terms(setting) - terms(proper)
