@@ -81,6 +81,12 @@ def test_a_question_asking_when_does_not_miss_the_words_that_say_when():
     # A question not asking when still misses its "next".
     assert word_coverage("Which coworking in downtown Boston is next?", read) == 0.75
     assert word_coverage("When is the next coworking in downtown Paris?", read) < 1.0  # Paris is missed
+    text = "第四季度：11月1日至1月31日"
+    read = [HitText(Hit(Chunk(id="c", doc_id="d", text=text, start=0, end=len(text), title="季度"), 1.0))]
+    # A Chinese question asking when: 当前 and 结束 say which date, the range states it.
+    assert word_coverage("当前这个季度什么时候结束？", read) == 1.0
+    assert word_coverage("当前这个季度的目标是什么？", read) == 0.5  # asks no date: 当前 is missed
+    assert word_coverage("当前这个财年什么时候结束？", read) < 1.0  # 财年 is missed
 
 
 def test_asked_for_nouns_are_the_kind_of_answer_not_the_subject():

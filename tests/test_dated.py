@@ -124,6 +124,7 @@ def test_a_date_written_without_a_year_is_dated_for_today(kb, question, date, sa
     ("上个月北京线下聚会是哪天？", "2025-10-08", "每月第二个星期三"),
     ("上个月外包人员提交服务发票的截止日期是几号？", "2025-10-15", "每月15日"),
     ("公司这个季度什么时候结束？", "2026-01-31", "11月1日至1月31日"),
+    ("当前这个季度什么时候结束？", "2026-01-31", "11月1日至1月31日"),  # 当前, 结束: no missed words
     ("上一个季度是什么时候开始的？", "2025-08-01", "8月1日至10月31日"),
 ])
 def test_a_chinese_rule_gives_the_date_for_today(zh_kb, question, date, rule):

@@ -70,7 +70,6 @@ YEAR = re.compile(r"(?<!\d)(?:1[5-9]|20)\d\d(?!\d)")
 
 # -- what a question asks: a date, read relative to the day it is asked ------------------------
 DUE = re.compile(r"\bdue\b", re.I)  # asks a date too, beyond what the abstention gate reads as "when"
-ZH_ASKS_WHEN = re.compile(r"什么时候|何时|哪天|哪一天|几号|几月几[日号]|日期|截止|什么日子")
 MONTH_OFFSET = re.compile(r"\b(?P<which>last|previous|this|current|next|coming)\s+month\b|(?P<zh>上个?|本|这个|下个?)月")
 YEAR_OFFSET = re.compile(r"\b(?P<which>last|previous|this|current|next|coming)\s+(?:calendar\s+)?year\b"
                          r"|(?P<zh>去|今|本|明)年", re.I)

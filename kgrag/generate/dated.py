@@ -64,7 +64,7 @@ class _Rule:
 
 def date_asked(question: str) -> DateAsked | None:
     """What a question reading a date relative to today asks; None for any other question."""
-    if not (asks_when(question) or cues.DUE.search(question) or cues.ZH_ASKS_WHEN.search(question)):
+    if not (asks_when(question) or cues.DUE.search(question)):
         return None
     offset, year = _offset(cues.MONTH_OFFSET, question), _offset(cues.YEAR_OFFSET, question)
     rest = cues.YEAR_OFFSET.sub(" ", cues.MONTH_OFFSET.sub(" ", question))
