@@ -41,6 +41,9 @@ LEADS = "LEADS"
 # ([[offset in the chunk's text, path or page], ...]; read by Chunk.section_at / page_at).
 SECTIONS_KEY = "sections"
 PAGES_KEY = "pages"
+# Chunk.metadata key of the header cells of the Markdown table a chunk opens inside (below the
+# header line): read by Chunk.heading / headed_text, so a run of rows keeps its column names.
+TABLE_HEADER_KEY = "table_header"
 
 
 @dataclass
@@ -110,13 +113,31 @@ class Chunk:
         return None if page is None else int(page)
 
     @property
+    def table_header(self) -> str:
+        """The header line of the Markdown table this chunk opens inside ("| Level | Scope of
+        impact |"), or "" (the chunk opens elsewhere, or with the header itself)."""
+        cells = self.metadata.get(TABLE_HEADER_KEY)
+        return f"| {' | '.join(cells)} |" if cells else ""
+
+    @property
+    def heading(self) -> str:
+        """Title, section path and table header, one a line: what BM25 indexes as the chunk's
+        heading field (both stores)."""
+        return "\n".join(p for p in (self.title, self.section_path, self.table_header) if p)
+
+    @property
     def headed_text(self) -> str:
         """The text with its title and section in front: what the embedder and the reranker
-        see, because short chunks often never name their subject ("It was founded in 1755")."""
+        see, because short chunks often never name their subject ("It was founded in 1755").
+        A chunk opening inside a table gets the table's header line too: a run of rows cut from
+        its header ("| Manager/Staff | … | Across Teams | Implements |") says nothing of
+        "scope of impact" otherwise."""
         head = " / ".join(p for p in (self.title, self.section_path) if p)
+        table = self.table_header
         if head and not self.text.startswith(self.title or "\0"):
+            head = f"{head}\n{table}" if table else head
             return f"{head}\n{self.text}"
-        return self.text
+        return f"{table}\n{self.text}" if table else self.text
 
 
 def _value_at(starts: list[list[Any]] | None, offset: int, default: Any) -> Any:

@@ -335,3 +335,26 @@ def test_chunking_five_thousand_passages_is_fast():
     assert total == 5000
     # Measured ~0.03 s; the bound is loose because the CPU is shared with other test runs.
     assert elapsed < 1.0, f"{elapsed:.2f}s"
+
+
+def _level_table(rows: int) -> str:
+    lines = ["## Layers", "", "| Level | Example | Scope of impact |", "|-------|---------|-----------------|"]
+    lines += [f"| Level {i:02d} | [Example role number {i}](/job-families/role-{i}/) | Impact area {i} |"
+              for i in range(rows)]
+    return "\n".join(lines + ["", "Layers can be skipped."])
+
+
+def test_a_chunk_opening_inside_a_table_carries_its_header():
+    """Rows cut from their header keep its column names for BM25's heading field, the embedder
+    and the extractive reader."""
+    doc = _doc(_level_table(12), fmt="md")
+    chunks = _chunker(200, 60, 600).chunk(doc)
+    _check_offsets(doc, chunks)
+    below_header, table_end = doc.text.index("|---"), doc.text.index("\n\nLayers")
+    inside = [c for c in chunks if below_header < c.start < table_end]  # opening on a row (or half one)
+    assert len(inside) >= 3
+    for chunk in inside:
+        assert chunk.table_header == "| Level | Example | Scope of impact |"
+        assert "Scope of impact" in chunk.heading and "Scope of impact" in chunk.headed_text
+    first = _searchable(chunks)[0]
+    assert first.text.startswith("## Layers") and first.table_header == ""  # opens with the header itself

@@ -25,7 +25,8 @@ from kgrag.config import ChunkingSettings
 from kgrag.ingest.chunking.atoms import Atom, glue_headings, refine, region_atoms
 from kgrag.ingest.chunking.packing import pack
 from kgrag.ingest.chunking.structure import Region, Structure, document_structure
-from kgrag.types import PAGES_KEY, SECTIONS_KEY, Chunk, Document, child_chunk_id
+from kgrag.text.markdown_tables import TableLine, table_lines
+from kgrag.types import PAGES_KEY, SECTIONS_KEY, TABLE_HEADER_KEY, Chunk, Document, child_chunk_id
 
 _NON_SPACE = re.compile(r"\S")
 
@@ -101,6 +102,8 @@ class _ChunkBuilder:
         self._region_starts = [r.start for r in structure.regions]
         self._page_starts = [start for start, _ in doc.pages]
         self._path_separator = "." if doc.format == "code" else " / "
+        self._table_lines: list[TableLine] = table_lines(doc.text) if "|" in doc.text else []
+        self._table_starts = [line.start for line in self._table_lines]
 
     def add(self, start: int, end: int, *, is_parent: bool = False, parent_id: str | None = None) -> str:
         text = self.doc.text
@@ -127,7 +130,7 @@ class _ChunkBuilder:
                 ordinal=ordinal,
                 parent_id=parent_id,
                 is_parent=is_parent,
-                metadata=self._section_starts(start, end) | self._page_starts_in(start, end),
+                metadata=self._section_starts(start, end) | self._page_starts_in(start, end) | self._table_header(start),
             )
         )
         return chunk_id
@@ -168,6 +171,17 @@ class _ChunkBuilder:
         if not common and self.doc.format == "code":
             return ", ".join(dict.fromkeys(path[0] for path in paths))
         return self._path_separator.join(common)
+
+    def _table_header(self, start: int) -> dict[str, list[str]]:
+        """``{TABLE_HEADER_KEY: cells}`` when the span opens on a row of a Markdown table below
+        its header line (or inside such a row); else nothing."""
+        index = bisect_right(self._table_starts, start) - 1
+        if index < 0:
+            return {}
+        line = self._table_lines[index]
+        if line.kind != "row" or not line.header or start >= line.end:
+            return {}
+        return {TABLE_HEADER_KEY: list(line.header)}
 
     def _page_starts_in(self, start: int, end: int) -> dict[str, list[list[int]]]:
         """``{PAGES_KEY: [[offset in the chunk, page], ...]}`` when the span runs over a page break."""

@@ -188,7 +188,7 @@ def document(c: Chunk, vector: np.ndarray | None) -> dict[str, Any]:
         **facet_fields(c.metadata),
     }
     if c.searchable:
-        doc[HEADING_FIELD] = segment(f"{c.title}\n{c.section_path}")
+        doc[HEADING_FIELD] = segment(c.heading)
         doc[BODY_FIELD] = segment(c.text)
     if vector is not None:
         doc[VECTOR_FIELD] = vector.tolist()

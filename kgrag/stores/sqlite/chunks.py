@@ -106,7 +106,7 @@ class SqliteChunkIndex:
         _check_unique_ids(chunks)
         # Analysis (jieba, stemming) is the slow part: done before taking the lock.
         rows = [_chunk_row(c) for c in chunks]
-        fts_rows = [(segment(f"{c.title}\n{c.section_path}"), segment(c.text)) for c in searchable]
+        fts_rows = [(segment(c.heading), segment(c.text)) for c in searchable]
         with self._db.lock:  # held past the commit so the dense cache update is atomic with it
             what = "upsert chunks" if replace_doc is None else f"replace the chunks of {replace_doc!r}"
             with self._db.write(what) as conn:

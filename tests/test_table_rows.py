@@ -1,0 +1,41 @@
+"""A wide Markdown table cut into several chunks: a row far from the header is still found by
+its column's name and read with it (``Chunk.table_header``), through the real pipeline."""
+
+from __future__ import annotations
+
+from .conftest import extractive_answer, pages_fixture
+
+LEVELS = [("CEO", "Chief Executive Officer", "Global Organization", "Champions"),
+          ("Executive", "Chief People Officer", "Division", "Champions"),
+          ("VP/Fellow", "VP of Global Channels", "Department(s)", "Drives Change"),
+          ("Senior Director", "Senior Director, Engineering", "Sub-department(s)", "Develops the strategy"),
+          ("Director/Distinguished", "Director of Customer Operations", "Multiple teams", "Drives the plans"),
+          ("Senior Manager/Principal", "Principal Engineer", "Across Sub-departments", "Fosters"),
+          ("Manager/Staff", "Engineering Manager", "Across Teams", "Implements"),
+          ("Senior", "Senior People Operations Specialist", "Cross functional work", "Models"),
+          ("Intermediate", "Intermediate Backend Engineer", "Work within team", "Grows"),
+          ("Associate", "Junior Data Analyst", "Own work", "Learns")]
+
+
+def _row(cells: tuple[str, ...]) -> str:
+    link = f"[{cells[1]}](/job-families/{cells[1].lower().replace(' ', '-').replace(',', '')}/)"
+    return f"| {cells[0]:<26} | {link:<200} | {cells[2]:<28} | {cells[3]:<24} |"
+
+
+TABLE = "\n".join(["## Layers", "",
+                   f"| {'Level':<26} | {'Example(s)':<200} | {'Scope of impact':<28} | {'Expected Behaviors':<24} |",
+                   f"|{'-' * 28}|{'-' * 202}|{'-' * 30}|{'-' * 26}|", *map(_row, LEVELS), "",
+                   "GitLab has at most eight layers in the company structure."])
+PAGES = {"structure.md": f"# Organizational Structure\n\n{TABLE}\n",
+         "hiring.md": "# Hiring\n\nEvery hiring manager writes the scope of a new role before it is posted.\n"}
+kb = pages_fixture(PAGES)
+
+
+def test_a_row_far_from_its_header_is_found_and_read_by_its_column(kb):
+    result = kb.retriever.retrieve("What is the scope of impact for a Manager/Staff level role?")
+    top = result.hits[0].chunk
+    assert "Manager/Staff" in top.text and "Scope of impact" not in top.text  # cut from its header
+    assert top.table_header.startswith("| Level | Example(s) | Scope of impact")
+    answer = extractive_answer(kb, "What is the scope of impact for a Manager/Staff level role?")
+    assert not answer.abstained
+    assert answer.text.startswith("Level: Manager/Staff; Example(s): Engineering Manager; Scope of impact: Across Teams")
