@@ -113,10 +113,15 @@ class Chunk:
         return None if page is None else int(page)
 
     @property
+    def table_header_cells(self) -> tuple[str, ...]:
+        """The header cells of the Markdown table this chunk opens inside, or () (the chunk
+        opens elsewhere, or with the header itself)."""
+        return tuple(self.metadata.get(TABLE_HEADER_KEY) or ())
+
+    @property
     def table_header(self) -> str:
-        """The header line of the Markdown table this chunk opens inside ("| Level | Scope of
-        impact |"), or "" (the chunk opens elsewhere, or with the header itself)."""
-        cells = self.metadata.get(TABLE_HEADER_KEY)
+        """``table_header_cells`` as a header line ("| Level | Scope of impact |"), or ""."""
+        cells = self.table_header_cells
         return f"| {' | '.join(cells)} |" if cells else ""
 
     @property
@@ -133,11 +138,9 @@ class Chunk:
         its header ("| Manager/Staff | … | Across Teams | Implements |") says nothing of
         "scope of impact" otherwise."""
         head = " / ".join(p for p in (self.title, self.section_path) if p)
-        table = self.table_header
-        if head and not self.text.startswith(self.title or "\0"):
-            head = f"{head}\n{table}" if table else head
-            return f"{head}\n{self.text}"
-        return f"{table}\n{self.text}" if table else self.text
+        if self.text.startswith(self.title or "\0"):
+            head = ""
+        return "\n".join(p for p in (head, self.table_header, self.text) if p)
 
 
 def _value_at(starts: list[list[Any]] | None, offset: int, default: Any) -> Any:

@@ -132,6 +132,22 @@ def test_items_cut_by_the_source_window_are_not_quoted():
         "Member: CRO; Channel: #cro; Team: Sales"]
 
 
+def test_rows_of_a_context_opening_inside_a_table_are_named_by_the_header_the_chunker_kept():
+    """A parent cut from its table's header (``Chunk.table_header_cells``) still names its rows'
+    columns; a window further into it is not known to open inside that table."""
+    from kgrag.types import TABLE_HEADER_KEY
+
+    rows = "| CFO | `#finance` |\n| CRO | `#cro` |\n| CMO | `#cmo` |"
+    context = Chunk(id="d#p1", doc_id="d", text=rows, start=100, end=100 + len(rows),
+                    metadata={TABLE_HEADER_KEY: ["Member", "Channel"]})
+    opened = Source(n=1, hits=[Hit(chunk=context, score=1.0)], text=rows, offset=100)
+    assert [item.text for item in source_items(opened)] == [
+        "Member: CFO; Channel: #finance", "Member: CRO; Channel: #cro", "Member: CMO; Channel: #cmo"]
+    later = rows[rows.index("| CRO"):]
+    window = Source(n=1, hits=[Hit(chunk=context, score=1.0)], text=later, offset=100 + rows.index("| CRO"))
+    assert opened.opened_header == ("Member", "Channel") and window.opened_header == ()
+
+
 def test_what_a_positional_follow_up_asks():
     def asked(question: str, previous: str = "What is the Slack channel for the CRO?"):
         return PositionAsked.of(complete(question, [Turn(previous, "#cro")], []))

@@ -31,12 +31,11 @@ from dataclasses import dataclass, replace
 from kgrag.generate.asks import ask_of, fits
 from kgrag.generate.citations import quotable_sentences
 from kgrag.generate.sections import heading_levels
-from kgrag.generate.sentences import Sentence, answer_text, plain, readable, readable_cells, row_text, terms
+from kgrag.generate.sentences import Sentence, answer_text, plain, readable_cells, row_text, terms
 from kgrag.generate.setting import setting_terms
 from kgrag.generate.types import Source
 from kgrag.lexicon.scripts import has_han, is_no_space_char
 from kgrag.text.markdown_tables import TableLine, table_lines
-from kgrag.types import TABLE_HEADER_KEY
 
 MAX_SENTENCES = 3
 MIN_RELATIVE_SCORE = 0.3  # a further sentence scores at least this share of the best one
@@ -229,14 +228,6 @@ def _pick(source: Source, sentence: Sentence, asked: str) -> Pick:
     return Pick(source, sentence, body, terms(body) | terms(asked))
 
 
-def _opened_in(source: Source, line: TableLine) -> tuple[str, ...]:
-    """The header of the table a source's context opens inside (``Chunk.table_header``: the
-    chunker cut its rows from it), for a row of the source's first table; else none."""
-    cells = source.context.metadata.get(TABLE_HEADER_KEY)
-    opens = source.offset == source.context.start and line.table == 0
-    return tuple(readable(h) for h in cells) if cells and opens else ()
-
-
 def _tables_as_read(candidates: list[Pick]) -> list[Pick]:
     """Table lines as a reader takes them: a row is its cells named by their columns, so the
     header's words are the row's too ("the output for the Product division" names both, and only
@@ -251,8 +242,7 @@ def _tables_as_read(candidates: list[Pick]) -> list[Pick]:
         if line is not None and line.kind != "row":
             continue
         if line is not None:
-            cells, header = readable_cells(line)
-            c.body = row_text(cells, header or _opened_in(c.source, line))
+            c.body = row_text(*readable_cells(line, c.source.opened_header))
             c.terms = terms(c.body)
         read.append(c)
     return read

@@ -215,7 +215,7 @@ def source_items(source: Source) -> list[Item]:
         if row:
             if kind != f"table {row.table}":
                 block, kind = block + 1, f"table {row.table}"
-            cells, header = readable_cells(row)
+            cells, header = readable_cells(row, source.opened_header)
             if row.kind == "row" and any(cells):
                 items.append(Item(source, block, start, end, cells, header))
         elif listed:

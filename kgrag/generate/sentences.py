@@ -148,9 +148,12 @@ def readable(markdown: str) -> str:
     return " ".join(_MARKS.sub("", text).split())
 
 
-def readable_cells(line: TableLine) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """A table line's cells and its header's cells as read (``readable``)."""
-    return tuple(readable(c) for c in line.cells), tuple(readable(h) for h in line.header)
+def readable_cells(line: TableLine, opened: Sequence[str] = ()) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """A table line's cells and its header's cells as read (``readable``). ``opened``: the
+    header of the table the text opens inside (``Source.opened_header``), for a row of the
+    text's first table whose header line is not in the text."""
+    header = line.header or (tuple(opened) if line.table == 0 else ())
+    return tuple(readable(c) for c in line.cells), tuple(readable(h) for h in header)
 
 
 def row_text(cells: Sequence[str], header: Sequence[str]) -> str:

@@ -93,6 +93,14 @@ class Source:
         return Source(n=self.n, hits=self.hits, text=context.text, offset=context.start)
 
     @property
+    def opened_header(self) -> tuple[str, ...]:
+        """The header cells of the table this source's text opens inside, below its header line
+        (``Chunk.table_header_cells``: the chunker cut the rows from it); () when the text does
+        not start where its context does (a window further in)."""
+        context = self.context
+        return context.table_header_cells if self.offset == context.start else ()
+
+    @property
     def header(self) -> str:
         ctx = self.context
         parts = [ctx.title or ctx.source or ctx.doc_id]
