@@ -85,6 +85,7 @@ def _print_report(report) -> None:
     docs = d["documents"]
     click.echo(
         f"documents: {docs['new']} new, {docs['changed']} changed, {docs['unchanged']} unchanged, {docs['failed']} failed"
+        + (f", {docs['rebuilt']} rebuilt (stored by another ingestion revision or settings)" if docs["rebuilt"] else "")
     )
     for f in report.failed:
         click.echo(f"  FAILED {f.path}: {f.reason}", err=True)

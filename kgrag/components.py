@@ -14,6 +14,7 @@ from kgrag.config import Settings
 from kgrag.errors import ConfigError
 from kgrag.ingest.chunking import Chunker
 from kgrag.ingest.job import IngestJob
+from kgrag.ingest.revision import revision
 from kgrag.models.base import Embedder, Reranker
 from kgrag.stores.base import ChunkIndex, GraphStore
 from kgrag.stores.consistency import FileCheck, WriteJournal
@@ -144,6 +145,7 @@ class Components:
             extractor_factory=lambda: self.build_extractor(self.graph),
             journal=self.journal,
             metadata=self.settings.metadata,
+            revision=revision(self.settings, self._embedder_for_this_knowledge_base()),
         )
 
     @property

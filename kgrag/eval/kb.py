@@ -23,9 +23,10 @@ from pathlib import Path
 from typing import Any
 
 from kgrag.atomic_files import written_whole
-from kgrag.config import MetadataSettings, Settings
+from kgrag.config import Settings
 from kgrag.errors import StoreError
 from kgrag.eval.data import Corpus, file_sha256
+from kgrag.ingest.revision import INGEST_REVISION, stored_settings
 
 MANIFEST = "eval-manifest.json"
 MANIFEST_VERSION = 1
@@ -54,24 +55,14 @@ class IngestInfo:
 
 
 def ingest_fingerprint(settings: Settings) -> dict[str, Any]:
-    """The settings that change what ingestion stores (not batch sizes or worker counts)."""
+    """What changes what ingestion stores (``kgrag.ingest.revision``), the store kinds and the
+    glossary."""
     glossary = settings.extraction.glossary
-    extraction = settings.extraction.model_dump(mode="json", exclude={"ner_processes", "glossary"})
-    if extraction["llm"]:
-        extraction["llm_model"] = settings.llm.model
-    else:  # LLM extraction off: its knobs store nothing, and bases built before it stay valid
-        extraction = {k: v for k, v in extraction.items() if not k.startswith("llm")}
-    # Facet sources (kgrag.ingest.facets) only when changed: the defaults keep the digest (and so
-    # the directory) of knowledge bases built before facets were recorded.
-    facets = {} if settings.metadata == MetadataSettings() else {"metadata": settings.metadata.model_dump(mode="json")}
     return {
-        **facets,
+        "revision": INGEST_REVISION,
         "chunk_store": settings.chunk_store,
         "graph_store": settings.graph_store,
-        "chunking": settings.chunking.model_dump(mode="json"),
-        # The engine computes the same vectors (to 2e-7, kgrag/models/onnx_embedder.py).
-        "embedder": settings.embedder.model_dump(mode="json", exclude={"batch_size", "engine"}),
-        "extraction": extraction,
+        **stored_settings(settings),
         "glossary_sha256": file_sha256(Path(glossary)) if glossary else None,
     }
 

@@ -23,6 +23,7 @@ from kgrag.ingest.cross_lingual import complete_multilingual_blocks
 from kgrag.ingest.facets import record_facets
 from kgrag.ingest.loaders import LoadError, discover, load
 from kgrag.ingest.report import Failure, IngestReport, Progress, ProgressCallback, drop, timed
+from kgrag.ingest.revision import content_of, stamped
 from kgrag.lexicon.scripts import is_mainly_han, is_mainly_non_latin
 from kgrag.models.base import CorpusEmbedder, Embedder
 from kgrag.stores import consistency
@@ -55,10 +56,14 @@ class IngestJob:
         extractor_factory: Callable[[], object],
         journal: WriteJournal | None = None,
         metadata: MetadataSettings | None = None,
+        revision: str | None = None,
     ):
         """``journal`` None: one in memory (no recovery across processes; tests).
-        ``metadata``: where documents' facets are read from (``kgrag.ingest.facets``)."""
+        ``metadata``: where documents' facets are read from (``kgrag.ingest.facets``).
+        ``revision``: stamped on each stored hash (``kgrag.ingest.revision``); a document
+        stored under another one is rebuilt. None: hashes are content alone (tests)."""
         self.metadata = metadata or MetadataSettings()
+        self.revision = revision
         if journal is None:
             from kgrag.stores.sqlite.journal import MEMORY, SqliteWriteJournal
 
@@ -130,11 +135,18 @@ class IngestJob:
         pending: list[Document] = []
         for doc in docs:
             record_facets(doc, self.metadata)  # before the hash is compared: it may change it
+            if self.revision is not None:
+                doc.hash = stamped(content_of(doc.hash), self.revision)
             old = known.get(doc.id)
             if old == doc.hash:
                 report.unchanged += 1
                 continue
-            (report.changed if old is not None else report.new).append(doc.id)
+            if old is None:
+                report.new.append(doc.id)
+            elif content_of(old) == content_of(doc.hash):
+                report.rebuilt.append(doc.id)
+            else:
+                report.changed.append(doc.id)
             pending.append(doc)
 
         tracker = Progress(len(pending), progress, on_document)

@@ -62,6 +62,9 @@ class Progress:
 class IngestReport:
     new: list[str] = field(default_factory=list)
     changed: list[str] = field(default_factory=list)
+    # Same content, stored by another ingestion revision (settings or kgrag): built again
+    # (``kgrag.ingest.revision``).
+    rebuilt: list[str] = field(default_factory=list)
     unchanged: int = 0
     failed: list[Failure] = field(default_factory=list)
     chunks_written: int = 0
@@ -87,6 +90,7 @@ class IngestReport:
         d["documents"] = {
             "new": len(self.new),
             "changed": len(self.changed),
+            "rebuilt": len(self.rebuilt),
             "unchanged": self.unchanged,
             "failed": len(self.failed),
         }
@@ -97,8 +101,8 @@ class IngestReport:
 
 
 def drop(report: IngestReport, doc_id: str) -> None:
-    """A document that failed after classification is counted as failed, not new/changed."""
-    for lst in (report.new, report.changed):
+    """A document that failed after classification is counted as failed, not new/changed/rebuilt."""
+    for lst in (report.new, report.changed, report.rebuilt):
         if doc_id in lst:
             lst.remove(doc_id)
 
