@@ -196,3 +196,26 @@ def test_the_item_asked_for_may_lie_past_the_prompts_window():
     answer = Generator(LLMSettings())._extractive("And the next one?", [window], position=asked)
     assert answer.text == "After “CFO”: Member: CRO; Channel: #revenue-leadership-team [1]."
     assert answer.unsupported_sentences == []  # checked against the row it read, past the window
+
+
+@pytest.mark.parametrize(("gap", "joined"), [(1, True), (40, False)])
+def test_a_table_cut_between_two_contexts_is_read_as_one_where_they_meet(gap, joined):
+    """The row above a context's first row ends the context before it — when the two meet (a
+    line break apart) and the later one opens inside a table; contexts apart are two tables."""
+    from kgrag.generate.positional import answer_item
+    from kgrag.types import TABLE_HEADER_KEY
+
+    head = "| Member | Channel |\n| --- | --- |\n| CEO | `#ceo` |\n| CFO | `#finance` |"
+    rest = "| CRO | `#cro` |\n| CMO | `#cmo` |"
+    first = Chunk(id="d#p0", doc_id="d", text=head, start=0, end=len(head), is_parent=True)
+    second = Chunk(id="d#p1", doc_id="d", text=rest, start=len(head) + gap, end=len(head) + gap + len(rest),
+                   is_parent=True, metadata={TABLE_HEADER_KEY: ["Member", "Channel"]})
+    sources = [Source(n=1, hits=[Hit(chunk=second, score=1.0)], text=rest, offset=second.start),
+               Source(n=2, hits=[Hit(chunk=first, score=0.5)], text=head, offset=0)]
+    before = answer_item(PositionAsked("What is the Slack channel for the CRO?", "", "before"), sources)
+    after = answer_item(PositionAsked("What is the Slack channel for the CFO?", "", "after"), sources)
+    if joined:
+        assert before is not None and (before[1].name, before[1].source.n) == ("CFO", 2)
+        assert after is not None and (after[1].name, after[1].source.n) == ("CRO", 1)
+    else:
+        assert before is None and after is None

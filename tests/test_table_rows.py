@@ -3,6 +3,9 @@ its column's name and read with it (``Chunk.table_header``), through the real pi
 
 from __future__ import annotations
 
+from kgrag.retrieve.followup import Turn
+from kgrag.types import child_chunk_id
+
 from .conftest import extractive_answer, pages_fixture
 
 LEVELS = [("CEO", "Chief Executive Officer", "Global Organization", "Champions"),
@@ -39,3 +42,22 @@ def test_a_row_far_from_its_header_is_found_and_read_by_its_column(kb):
     answer = extractive_answer(kb, "What is the scope of impact for a Manager/Staff level role?")
     assert not answer.abstained
     assert answer.text.startswith("Level: Manager/Staff; Example(s): Engineering Manager; Scope of impact: Across Teams")
+
+
+def test_the_row_above_the_first_row_of_a_chunk_is_read_from_the_chunk_before(kb):
+    """"What about the level above that?" after an answer citing the row a chunk opens with: the
+    row above ends the chunk (and context) before it. Retrieval places that chunk next to the
+    cited one (the table runs on across the cut), and the answer reads the two as one table."""
+    question = "What is the scope of impact for a Manager/Staff level role?"
+    first = kb.retriever.retrieve(question)
+    answer = kb.generator.answer_to(question, first)
+    cited = answer.citations[0].chunk_id
+    chunk = kb.chunk_index.get([cited])[0]
+    assert chunk.text.startswith("| Manager/Staff"), "the row opens its chunk: the row above is elsewhere"
+    follow = "What about the level above that?"
+    result = kb.retriever.retrieve(follow, history=[Turn(question, answer.text, tuple(c.chunk_id for c in answer.citations))])
+    assert [h.chunk.id for h in result.hits[:2]] == [cited, child_chunk_id(chunk.doc_id, chunk.ordinal - 1)]
+    above = kb.generator.answer_to(follow, result)
+    assert above.text.startswith("Before “Manager/Staff”: Level: Senior Manager/Principal; "
+                                 "Example(s): Principal Engineer; Scope of impact: Across Sub-departments"), above.text
+    assert above.citations[0].chunk_id != cited

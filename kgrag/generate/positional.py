@@ -114,7 +114,7 @@ def answer_item(asked: PositionAsked, sources: Sequence[Source]) -> tuple[Item, 
     anchor = _asked_about(asked.previous_question, items) or _quoted(asked.previous_answer, items)
     if anchor is None:
         return None
-    block = [i for i in items if i.source is anchor.source and i.block == anchor.block]
+    block = _table_run(anchor, items)
     at = block.index(anchor)
     index = {"after": at + 1, "before": at - 1, "first": 0, "last": len(block) - 1}[asked.where]
     if not 0 <= index < len(block) or index == at:
@@ -123,6 +123,34 @@ def answer_item(asked: PositionAsked, sources: Sequence[Source]) -> tuple[Item, 
     if asked.own_terms and not asked.own_terms & target.words:
         return None
     return anchor, target
+
+
+def _table_run(anchor: Item, items: list[Item]) -> list[Item]:
+    """The items of ``anchor``'s block, joined with the blocks it goes on in: a table the chunker
+    cut between two contexts of one document is one table (the row above a context's first row
+    ends the context before it: "the level above that" after the row a parent opens with)."""
+    blocks: dict[tuple[int, int], list[Item]] = {}
+    for item in items:
+        blocks.setdefault((id(item.source), item.block), []).append(item)
+    run = blocks.pop((id(anchor.source), anchor.block))
+    while (before := next((b for b in blocks.values() if _goes_on(b, run)), None)) is not None:
+        blocks = {k: b for k, b in blocks.items() if b is not before}
+        run = before + run
+    while (after := next((b for b in blocks.values() if _goes_on(run, b)), None)) is not None:
+        blocks = {k: b for k, b in blocks.items() if b is not after}
+        run = run + after
+    return run
+
+
+def _goes_on(first: list[Item], then: list[Item]) -> bool:
+    """Whether ``then`` is ``first``'s table going on in the next context of the same document:
+    ``first`` ends its source's text, ``then`` opens its own inside a table (``opened_header``),
+    and the two texts meet (a line break apart)."""
+    a, b = first[-1].source, then[0].source
+    if a is b or a.context.doc_id != b.context.doc_id or not b.opened_header:
+        return False
+    meet = b.offset - (a.offset + len(a.text))
+    return 0 <= meet <= 2 and not a.text[first[-1].end:].strip() and not b.text[: then[0].start].strip()
 
 
 def _asked_about(question: str, items: list[Item]) -> Item | None:

@@ -9,7 +9,8 @@ the turn before names it (``Turn.cited``: the answer's citations, or the hit a r
 first), the hits open with that chunk — the next row of its table or item of its list is
 usually in it — followed by its neighbour in reading order in the direction asked: the first
 chunk of the next section (``after``), or of the section before (``before``); with no section
-structure, the adjacent chunk. A direction the question does not give ("the last one") places
+structure, or where the cited chunk's table runs on past it (a long table is cut into several
+chunks), the adjacent chunk. A direction the question does not give ("the last one") places
 the cited chunk only.
 
 Neighbours are found by the chunker's numbering (``kgrag.types.child_chunk_id``: a document's
@@ -37,8 +38,9 @@ GetChunks = Callable[[list[str]], list[Chunk]]
 
 def neighbour(anchor: Chunk, direction: str, get: GetChunks) -> Chunk | None:
     """The chunk ``direction`` ("after" | "before") of ``anchor`` in its document's reading
-    order: the first chunk of the adjacent section when the document has sections, else the
-    adjacent chunk; None at the document's edge or for a chunk the chunker did not number."""
+    order: the adjacent chunk where a table runs on into it (``_table_goes_on``); else the first
+    chunk of the adjacent section when the document has sections, else the adjacent chunk; None
+    at the document's edge or for a chunk the chunker did not number."""
     if anchor.is_parent or anchor.id != child_chunk_id(anchor.doc_id, anchor.ordinal):
         return None
     step = 1 if direction == "after" else -1
@@ -52,6 +54,8 @@ def neighbour(anchor: Chunk, direction: str, get: GetChunks) -> Chunk | None:
         run.append(found[cid])
     if not run:
         return None
+    if _table_goes_on(anchor, run[0], step):
+        return run[0]
     other = next((j for j, c in enumerate(run) if c.section_path != anchor.section_path), None)
     if other is None:
         return run[0] if not anchor.section_path else None
@@ -60,6 +64,14 @@ def neighbour(anchor: Chunk, direction: str, get: GetChunks) -> Chunk | None:
     # Before: the first chunk of the previous section (where its heading is), its farthest one back.
     section = run[other].section_path
     return list(takewhile(lambda c: c.section_path == section, run[other:]))[-1]
+
+
+def _table_goes_on(anchor: Chunk, adjacent: Chunk, step: int) -> bool:
+    """Whether a table runs from one of the two chunks into the other: the later one opens
+    inside a table below its header (``Chunk.table_header``), in the same section. Then the
+    row next to the cited one may be the adjacent chunk's, not the next section's."""
+    later = adjacent if step == 1 else anchor
+    return bool(later.table_header) and adjacent.section_path == anchor.section_path
 
 
 def place_cited(hits: Sequence[Hit], anchor: Chunk, near: Chunk | None, direction: str | None) -> list[Hit]:
