@@ -164,7 +164,8 @@ def stats(settings: Settings, as_json: bool) -> None:
     """Counts of documents, chunks, entities, aliases, mentions and relations."""
     comps = _components(settings)
     try:
-        s = {**comps.graph.stats(), "indexed_chunks": comps.chunk_index.count(searchable_only=True)}
+        s = {**comps.graph.stats(), "indexed_chunks": comps.chunk_index.count(searchable_only=True),
+             "stale_documents": len(comps.stale_documents())}
     finally:
         comps.close()
     if as_json:
@@ -172,6 +173,9 @@ def stats(settings: Settings, as_json: bool) -> None:
     else:
         for k, v in s.items():
             click.echo(f"{k:>15}: {v}")
+        if s["stale_documents"]:
+            click.echo(f"{s['stale_documents']} documents were built by another ingestion revision or settings: "
+                       "ingest their sources again to rebuild them (README, 'Incremental')", err=True)
 
 
 

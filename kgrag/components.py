@@ -14,7 +14,7 @@ from kgrag.config import Settings
 from kgrag.errors import ConfigError
 from kgrag.ingest.chunking import Chunker
 from kgrag.ingest.job import IngestJob
-from kgrag.ingest.revision import revision
+from kgrag.ingest.revision import revision, stale
 from kgrag.models.base import Embedder, Reranker
 from kgrag.stores.base import ChunkIndex, GraphStore
 from kgrag.stores.consistency import FileCheck, WriteJournal
@@ -145,8 +145,18 @@ class Components:
             extractor_factory=lambda: self.build_extractor(self.graph),
             journal=self.journal,
             metadata=self.settings.metadata,
-            revision=revision(self.settings, self._embedder_for_this_knowledge_base()),
+            revision=self.ingest_revision(),
         )
+
+    def ingest_revision(self) -> str:
+        """The revision documents are ingested under now (``kgrag.ingest.revision``): these
+        settings, with the embedder this knowledge base really uses."""
+        return revision(self.settings, self._embedder_for_this_knowledge_base())
+
+    def stale_documents(self) -> list[str]:
+        """Documents stored under another revision (other settings, an older kgrag): answered
+        from as they were built until their sources are ingested again."""
+        return stale(self.graph.document_hashes(), self.ingest_revision())
 
     @property
     def reranker(self) -> Reranker | None:

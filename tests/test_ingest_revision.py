@@ -3,6 +3,7 @@ with the real pipeline and the embedded stores; unchanged content under the same
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -54,8 +55,18 @@ def test_changed_chunking_rebuilds_the_unchanged_file_once(tmp_path, page, embed
     assert chunks_now > chunks, "the new chunk size was applied to the stored document"
     assert content_of(stored_now) == content_of(stored) and stored_now != stored
 
+    stale_before = _stale(settings, embedder, recognizer)  # what the old settings see now
     settled, _, _ = _ingest(smaller, embedder, recognizer, page)
     assert settled.unchanged == 1 and settled.chunks_written == 0
+    assert stale_before == [first.new[0]] and _stale(smaller, embedder, recognizer) == []
+
+
+def _stale(settings: Settings, embedder, recognizer) -> list[str]:
+    comps = Components(settings, embedder=embedder, recognizer=recognizer)
+    try:
+        return comps.stale_documents()
+    finally:
+        comps.close()
 
 
 def test_a_document_stored_before_revisions_is_rebuilt_and_an_edit_is_a_change(tmp_path, page, embedder,
@@ -92,3 +103,19 @@ def test_the_revision_follows_what_is_stored_not_how_fast():
     ]
     assert {revision(s) for s in same} == {revision(base)}
     assert len({revision(s) for s in other} | {revision(base)}) == 4
+
+
+def test_kgrag_stats_counts_the_documents_another_revision_built(tmp_path, page):
+    from click.testing import CliRunner
+
+    from kgrag.cli import main
+
+    data = str(tmp_path / "kb")
+    runner = CliRunner()
+    assert runner.invoke(main, ["--data-dir", data, "ingest", "--no-progress", str(page)]).exit_code == 0
+    fresh = runner.invoke(main, ["--data-dir", data, "stats", "--json"])
+    assert json.loads(fresh.output)["stale_documents"] == 0
+    env = {"KGRAG_CHUNKING__CHILD_SIZE": "300", "KGRAG_CHUNKING__CHILD_OVERLAP": "50"}
+    changed = runner.invoke(main, ["--data-dir", data, "stats"], env=env)
+    assert changed.exit_code == 0 and "stale_documents: 1" in changed.output
+    assert "1 documents were built by another ingestion revision" in changed.output

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from kgrag.config import EmbedderSettings, MetadataSettings, Settings
@@ -64,6 +65,13 @@ def revision(settings: Settings, embedder: EmbedderSettings | None = None) -> st
 def stamped(content_hash: str, stamp: str) -> str:
     """The hash a document is stored under: its content hash and the revision that built it."""
     return f"{content_hash}{SEPARATOR}{stamp}"
+
+
+def stale(stored: Mapping[str, str], stamp: str) -> list[str]:
+    """The documents (ids, sorted) of ``stored`` (id → stored hash) that were stored under
+    another revision than ``stamp``, or before revisions: the next ingest of their sources
+    rebuilds them."""
+    return sorted(doc_id for doc_id, stored_hash in stored.items() if stored_hash.partition(SEPARATOR)[2] != stamp)
 
 
 def content_of(stored_hash: str) -> str:

@@ -66,10 +66,25 @@ def warm_up(app: Flask) -> None:
     models_s = time.perf_counter() - started
     integrity.join()
     prime_stores(components)
+    warn_stale(components)
     # Loaded models and caches live as long as the process: out of the collector's sight.
     heap.settle()
     app.config["KGRAG_WARM"] = True
     log.info("ready in %.1f s (models and a first retrieval %.1f s)", time.perf_counter() - started, models_s)
+
+
+def warn_stale(components: Components) -> None:
+    """Log the documents stored by another ingestion revision or settings (an upgrade that
+    stores something new, a changed chunk size): they are answered from as they were built
+    until their sources are ingested again."""
+    try:
+        stale = components.stale_documents()
+    except Exception:  # noqa: BLE001 - /readyz says what is wrong with a store when asked
+        log.exception("reading the documents' ingestion revisions failed")
+        return
+    if stale:
+        log.warning("%d documents were built by another ingestion revision or settings (e.g. %s): ingest "
+                    "their sources again to rebuild them", len(stale), stale[0])
 
 
 def check_integrity(components: Components) -> None:
