@@ -71,9 +71,14 @@ def stale(stored: Mapping[str, str], stamp: str) -> list[str]:
     """The documents (ids, sorted) of ``stored`` (id → stored hash) that were stored under
     another revision than ``stamp``, or before revisions: the next ingest of their sources
     rebuilds them."""
-    return sorted(doc_id for doc_id, stored_hash in stored.items() if stored_hash.partition(SEPARATOR)[2] != stamp)
+    return sorted(doc_id for doc_id, stored_hash in stored.items() if stamp_of(stored_hash) != stamp)
 
 
 def content_of(stored_hash: str) -> str:
     """The content part of a stored hash (all of it for one stored before revisions)."""
-    return stored_hash.split(SEPARATOR, 1)[0]
+    return stored_hash.partition(SEPARATOR)[0]
+
+
+def stamp_of(stored_hash: str) -> str:
+    """The revision part of a stored hash ("" for one stored before revisions)."""
+    return stored_hash.partition(SEPARATOR)[2]
