@@ -11,11 +11,13 @@ from pathlib import Path
 
 import docx
 import pytest
+from docx.oxml import OxmlElement
 from reportlab.pdfgen import canvas
 
 from kgrag.config import ChunkingSettings
 from kgrag.ingest.chunking import Chunker
 from kgrag.ingest.loaders import SUPPORTED_SUFFIXES, LoadError, discover, load
+from kgrag.text.markdown_tables import table_lines
 
 FIXTURES = Path(__file__).parent / "fixtures" / "docs"
 
@@ -102,7 +104,7 @@ def test_html_becomes_markdown_without_script_style_nav(tmp_path):
     assert doc.format == "html" and doc.title == "Portal help"
     assert doc.text == (
         "# Roles\n\nAdmins manage users.\n\n## API\n\nCall it like this:\n\n"
-        '```python\nassign_role(user, "auditor")\n```\n\nrole | scope\nadmin | all'
+        '```python\nassign_role(user, "auditor")\n```\n\n| role | scope |\n| --- | --- |\n| admin | all |'
     )
     chunks = Chunker(ChunkingSettings(child_size=50, child_overlap=0, parent_size=100)).chunk(doc)
     paths = {c.section_path for c in chunks if "assign_role" in c.text}
@@ -175,9 +177,35 @@ def test_docx_headings_lists_and_tables(tmp_path):
     [doc] = load(tmp_path / "guide.docx")
     assert doc.format == "docx" and doc.title == "Heading One"
     assert doc.text == (
-        "# Heading One\n\nAdmins manage users.\n\n- rotate keys\n\nrole | scope\nadmin | all"
+        "# Heading One\n\nAdmins manage users.\n\n- rotate keys\n\n| role | scope |\n| admin | all |"
         "\n\n## Heading Two\n\nAuditors read logs."
-    )
+    )  # no header row marked: rows only
+
+
+def test_a_docx_or_html_table_is_a_markdown_table_with_its_marked_header(tmp_path):
+    """A header Word repeats on each page or writes in bold, or HTML's <th> / <thead>, heads the
+    Markdown table the readers of tables read (its columns name each row's cells)."""
+    document = docx.Document()
+    table = document.add_table(rows=3, cols=2)
+    for (row, col), value in {(0, 0): "Member", (0, 1): "Channel", (1, 0): "CFO", (1, 1): "#finance",
+                              (2, 0): "CLO", (2, 1): "#legal | #compliance"}.items():
+        table.cell(row, col).paragraphs[0].add_run(value).bold = row == 0
+    document.save(tmp_path / "bold.docx")
+    repeated = docx.Document(tmp_path / "bold.docx")
+    for run in (r for cell in repeated.tables[0].rows[0].cells for p in cell.paragraphs for r in p.runs):
+        run.bold = False
+    repeated.tables[0].rows[0]._tr.get_or_add_trPr().append(OxmlElement("w:tblHeader"))
+    repeated.save(tmp_path / "repeated.docx")
+    expected = "| Member | Channel |\n| --- | --- |\n| CFO | #finance |\n| CLO | #legal / #compliance |"
+    assert load(tmp_path / "bold.docx")[0].text == expected
+    assert load(tmp_path / "repeated.docx")[0].text == expected
+    (tmp_path / "page.html").write_text(
+        "<table><thead><tr><td>Member</td><td>Channel</td></tr></thead>"
+        "<tr><td>CFO</td><td>#finance</td></tr><tr><td>CLO</td><td>#legal | #compliance</td></tr></table>",
+        encoding="utf-8")
+    assert load(tmp_path / "page.html")[0].text == expected
+    [row] = [line for line in table_lines(expected) if line.cells[0] == "CFO"]
+    assert row.header == ("Member", "Channel")
 
 
 def test_corrupt_docx(tmp_path):

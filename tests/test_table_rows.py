@@ -6,7 +6,7 @@ from __future__ import annotations
 from kgrag.retrieve.followup import Turn
 from kgrag.types import child_chunk_id
 
-from .conftest import extractive_answer, pages_fixture
+from .conftest import extractive_answer, ingested_kb, pages_fixture
 
 LEVELS = [("CEO", "Chief Executive Officer", "Global Organization", "Champions"),
           ("Executive", "Chief People Officer", "Division", "Champions"),
@@ -61,3 +61,26 @@ def test_the_row_above_the_first_row_of_a_chunk_is_read_from_the_chunk_before(kb
     assert above.text.startswith("Before “Manager/Staff”: Level: Senior Manager/Principal; "
                                  "Example(s): Principal Engineer; Scope of impact: Across Sub-departments"), above.text
     assert above.citations[0].chunk_id != cited
+
+
+def test_a_word_table_row_is_answered_with_its_columns_named(tmp_path, embedder, recognizer):
+    """A Word manual's table (header row in bold) is a Markdown table once loaded: the row a
+    question asks about is read with its columns named, as a Markdown page's would be."""
+    import docx
+
+    document = docx.Document()
+    document.add_heading("Reaching the executives", level=1)
+    document.add_paragraph("Each executive has a Slack channel of their own.")
+    rows = [("Member", "Channel", "Assistant"), ("CFO", "#finance", "Dana"), ("CLO", "#legal", "Omar"),
+            ("CISO", "#ciso", "Lena")]
+    table = document.add_table(rows=len(rows), cols=3)
+    for i, cells in enumerate(rows):
+        for j, value in enumerate(cells):
+            table.cell(i, j).paragraphs[0].add_run(value).bold = i == 0
+    document.save(tmp_path / "executives.docx")
+    kb = ingested_kb(tmp_path / "kb", embedder, recognizer, [tmp_path / "executives.docx"], 1)
+    try:
+        answer = extractive_answer(kb, "Who is the assistant of the CLO?")
+        assert answer.text.startswith("Member: CLO; Channel: #legal; Assistant: Omar"), answer.text
+    finally:
+        kb.close()

@@ -65,3 +65,18 @@ def table_lines(text: str) -> list[TableLine]:
         else:
             out.append(TableLine(m.start(), m.end(), "row", cells, header, table))
     return out
+
+
+def markdown_table(rows: list[list[str]], header: bool) -> str:
+    """Rows of cells (a Word or HTML table's) as a Markdown table, so every reader of tables
+    reads them: ``| a | b |`` lines, the first row a header above a ``| --- |`` separator when
+    ``header`` (the source marked it so), none otherwise. A cell's line breaks become spaces and
+    its own ``|`` a ``/`` (a pipe would split it); empty rows are left out."""
+    lines = [[" ".join(cell.replace("|", "/").split()) for cell in row] for row in rows]
+    lines = [cells for cells in lines if any(cells)]
+    if not lines:
+        return ""
+    out = [f"| {' | '.join(cells)} |" for cells in lines]
+    if header and len(out) > 1:
+        out.insert(1, f"|{'|'.join(' --- ' for _ in lines[0])}|")
+    return "\n".join(out)

@@ -12,6 +12,7 @@ from pathlib import Path
 from bs4 import BeautifulSoup, Comment, Declaration, Doctype, NavigableString, ProcessingInstruction, Tag
 
 from kgrag.ingest.loaders.base import file_document, read_bytes
+from kgrag.text.markdown_tables import markdown_table
 from kgrag.types import Document
 
 # Never content: code, styling, site navigation, embedded graphics.
@@ -98,12 +99,12 @@ class _MarkdownWriter:
             self.walk(tag, depth)
             self.end_block()
         elif name == "table":
-            rows = []
-            for tr in tag.find_all("tr"):
-                cells = [_plain(cell) for cell in tr.find_all(["td", "th"], recursive=False)]
-                if any(cells):
-                    rows.append(" | ".join(cells))
-            self.block("\n".join(rows))
+            rows = tag.find_all("tr")
+            cells = [tr.find_all(["td", "th"], recursive=False) for tr in rows]
+            # The first row is a header when it is all <th> or the table's <thead>.
+            header = bool(cells) and bool(cells[0]) and (
+                all(cell.name == "th" for cell in cells[0]) or rows[0].find_parent("thead") is not None)
+            self.block(markdown_table([[_plain(cell) for cell in row] for row in cells], header))
         elif name in _BLOCKS:
             self.end_block()
             self.walk(tag, depth)

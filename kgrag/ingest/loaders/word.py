@@ -8,10 +8,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kgrag.ingest.loaders.base import LoadError, check_readable, file_document
+from kgrag.text.markdown_tables import markdown_table
 from kgrag.types import Document
 
 if TYPE_CHECKING:  # python-docx is imported when a .docx is loaded
-    from docx.table import Table
+    from docx.table import Table, _Row
     from docx.text.paragraph import Paragraph
 
 _HEADING_STYLE = re.compile(r"^Heading (\d)$")
@@ -33,7 +34,9 @@ def _paragraph_markdown(paragraph: Paragraph) -> tuple[str, int | None]:
 
 
 def _table_rows(table: Table) -> str:
-    rows = []
+    """The table as a Markdown table (``markdown_table``); its first row is a header when Word
+    marks it one (repeated on each page: ``w:tblHeader``) or writes every cell of it in bold."""
+    rows: list[list[str]] = []
     for row in table.rows:
         cells: list[str] = []
         seen = set()
@@ -42,10 +45,21 @@ def _table_rows(table: Table) -> str:
             if id(cell._tc) in seen:
                 continue
             seen.add(id(cell._tc))
-            cells.append(" ".join(cell.text.split()))
-        if any(cells):
-            rows.append(" | ".join(cells))
-    return "\n".join(rows)
+            cells.append(cell.text)
+        rows.append(cells)
+    return markdown_table(rows, header=bool(table.rows) and _is_header(table.rows[0]))
+
+
+def _is_header(row: _Row) -> bool:
+    """Whether Word marks ``row`` as the table's header: repeated on each page, or every run of
+    text in it bold (by the run or its style)."""
+    from docx.oxml.ns import qn
+
+    properties = row._tr.trPr
+    if properties is not None and properties.find(qn("w:tblHeader")) is not None:
+        return True
+    runs = [run for cell in row.cells for paragraph in cell.paragraphs for run in paragraph.runs if run.text.strip()]
+    return bool(runs) and all(run.bold or (run.style is not None and run.style.font.bold) for run in runs)
 
 
 def load_docx(path: Path) -> list[Document]:
