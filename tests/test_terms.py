@@ -326,3 +326,23 @@ def test_a_unit_ingested_in_a_later_run_is_led_as_in_one_clean_run(tmp_path, emb
     assert not later.ingest_job().run([revenue], progress=False).failed  # a new run, a new extractor
     assert leads(later) == expected
     later.close()
+
+
+def test_an_html_glossary_defines_its_terms(tmp_path, embedder, recognizer):
+    """An HTML definition list's terms are defined terms of the graph, as a Markdown
+    glossary's bold terms are ("Tenant" was no entity at all when <dt> and <dd> were two
+    paragraphs)."""
+    from .conftest import ingested_kb
+
+    (tmp_path / "glossary.html").write_text(
+        "<html><head><title>Glossary</title></head><body><h1>Glossary</h1><p>Terms used across the portal.</p>"
+        "<dl><dt>Tenant</dt><dd>An isolated customer space with its own users and roles.</dd>"
+        "<dt>Break-glass account</dt><dd>An emergency administrator login kept sealed for outages.</dd></dl>"
+        "</body></html>", encoding="utf-8")
+    kb = ingested_kb(tmp_path / "kb", embedder, recognizer, [tmp_path / "glossary.html"], 1)
+    try:
+        for key, name in (("tenant", "Tenant"), ("break glass account", "Break-glass account")):
+            entity = kb.graph.get_entity(key)
+            assert entity is not None and (entity.type, entity.name) == (DEFINED_TERM, name)
+    finally:
+        kb.close()

@@ -37,6 +37,25 @@ def _plain(node: Tag) -> str:
     return _SPACES.sub(" ", node.get_text(" ")).strip()
 
 
+def _definitions(dl: Tag) -> list[tuple[str, list[str]]]:
+    """A definition list's terms, each with the descriptions that follow it (``<dt>`` /
+    ``<dd>``), written as a bold term and its definition ("**SSO**: single sign-on …"): the
+    shape a glossary takes in Markdown, which the term extractor reads as a defined term."""
+    pairs: list[tuple[str, list[str]]] = []
+    for child in dl.find_all(["dt", "dd"]):
+        if child.find_parent("dl") is not dl:
+            continue  # a nested list's own entries
+        text = _plain(child)
+        if child.name == "dt" and text:
+            pairs.append((text, []))
+        elif child.name == "dd" and text:
+            if pairs:
+                pairs[-1][1].append(text)
+            else:
+                pairs.append((text, []))
+    return pairs
+
+
 def _code_language(pre: Tag) -> str:
     for tag in (pre, pre.find("code")):
         if isinstance(tag, Tag):
@@ -105,6 +124,10 @@ class _MarkdownWriter:
             header = bool(cells) and bool(cells[0]) and (
                 all(cell.name == "th" for cell in cells[0]) or rows[0].find_parent("thead") is not None)
             self.block(markdown_table([[_plain(cell) for cell in row] for row in cells], header))
+        elif name == "dl":
+            self.end_block()
+            for term, definitions in _definitions(tag):
+                self.block(f"**{term}**: {' '.join(definitions)}" if definitions else term)
         elif name in _BLOCKS:
             self.end_block()
             self.walk(tag, depth)
