@@ -220,6 +220,19 @@ def test_a_docx_or_html_table_is_a_markdown_table_with_its_marked_header(tmp_pat
     assert row.header == ("Member", "Channel")
 
 
+def test_a_docx_paragraph_opening_in_bold_keeps_its_bold_term(tmp_path):
+    """"Tenant – an isolated customer space" with "Tenant" in bold is a glossary entry: the bold
+    is kept as Markdown's, which the term extractor reads; a paragraph all in bold is not."""
+    document = docx.Document()
+    entry = document.add_paragraph()
+    entry.add_run("Tenant").bold = True
+    entry.add_run(" – an isolated customer space.")
+    document.add_paragraph().add_run("All of this paragraph is bold.").bold = True
+    document.save(tmp_path / "glossary.docx")
+    assert load(tmp_path / "glossary.docx")[0].text == (
+        "**Tenant** – an isolated customer space.\n\nAll of this paragraph is bold.")
+
+
 def test_corrupt_docx(tmp_path):
     (tmp_path / "broken.docx").write_bytes(b"this is not a zip file")
     assert _load_error(tmp_path / "broken.docx").reason.startswith("not a valid .docx file")

@@ -328,18 +328,38 @@ def test_a_unit_ingested_in_a_later_run_is_led_as_in_one_clean_run(tmp_path, emb
     later.close()
 
 
-def test_an_html_glossary_defines_its_terms(tmp_path, embedder, recognizer):
-    """An HTML definition list's terms are defined terms of the graph, as a Markdown
-    glossary's bold terms are ("Tenant" was no entity at all when <dt> and <dd> were two
-    paragraphs)."""
+GLOSSARY = [("Tenant", "An isolated customer space with its own users and roles."),
+            ("Break-glass account", "An emergency administrator login kept sealed for outages.")]
+
+
+def _html_glossary(path: Path) -> None:
+    entries = "".join(f"<dt>{term}</dt><dd>{text}</dd>" for term, text in GLOSSARY)
+    path.write_text("<html><head><title>Glossary</title></head><body><h1>Glossary</h1>"
+                    f"<p>Terms used across the portal.</p><dl>{entries}</dl></body></html>", encoding="utf-8")
+
+
+def _word_glossary(path: Path) -> None:
+    import docx
+
+    document = docx.Document()
+    document.add_heading("Glossary", level=1)
+    document.add_paragraph("Terms used across the portal.")
+    for term, text in GLOSSARY:
+        entry = document.add_paragraph()
+        entry.add_run(term).bold = True
+        entry.add_run(f" – {text}")
+    document.save(path)
+
+
+@pytest.mark.parametrize(("name", "write"), [("glossary.html", _html_glossary), ("glossary.docx", _word_glossary)])
+def test_an_html_or_word_glossary_defines_its_terms(tmp_path, embedder, recognizer, name, write):
+    """The terms of an HTML definition list, or of Word paragraphs opening with a bold term,
+    are defined terms of the graph, as a Markdown glossary's bold terms are ("Tenant" was no
+    entity at all when <dt> and <dd> were two paragraphs, or the bold was dropped)."""
     from .conftest import ingested_kb
 
-    (tmp_path / "glossary.html").write_text(
-        "<html><head><title>Glossary</title></head><body><h1>Glossary</h1><p>Terms used across the portal.</p>"
-        "<dl><dt>Tenant</dt><dd>An isolated customer space with its own users and roles.</dd>"
-        "<dt>Break-glass account</dt><dd>An emergency administrator login kept sealed for outages.</dd></dl>"
-        "</body></html>", encoding="utf-8")
-    kb = ingested_kb(tmp_path / "kb", embedder, recognizer, [tmp_path / "glossary.html"], 1)
+    write(tmp_path / name)
+    kb = ingested_kb(tmp_path / "kb", embedder, recognizer, [tmp_path / name], 1)
     try:
         for key, name in (("tenant", "Tenant"), ("break glass account", "Break-glass account")):
             entity = kb.graph.get_entity(key)

@@ -29,8 +29,30 @@ def _paragraph_markdown(paragraph: Paragraph) -> tuple[str, int | None]:
         level = min(int(match.group(1)), 6)
         return f"{'#' * level} {text}", level
     if style.startswith("List"):
-        return f"- {text}", None
-    return text, None
+        return f"- {_bold_lead(paragraph, text)}", None
+    return _bold_lead(paragraph, text), None
+
+
+# A bold lead longer than this is emphasis, not a term being defined.
+MAX_BOLD_TERM = 60
+
+
+def _bold_lead(paragraph: Paragraph, text: str) -> str:
+    """``text`` with the bold words it opens with marked ``**…**`` when more follows: a Word
+    glossary's "**Tenant** – an isolated customer space", which the term extractor reads as a
+    defined term; python-docx's text alone drops the bold."""
+    lead = []
+    for run in paragraph.runs:
+        if not run.text.strip():
+            lead.append(run.text)
+            continue
+        if not run.bold:
+            break
+        lead.append(run.text)
+    term = "".join(lead).strip()
+    if not term or len(term) > MAX_BOLD_TERM or not text.startswith(term) or not text[len(term):].strip():
+        return text
+    return f"**{term}**{text[len(term):]}"
 
 
 def _table_rows(table: Table) -> str:
