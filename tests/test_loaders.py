@@ -112,15 +112,18 @@ def test_html_becomes_markdown_without_script_style_nav(tmp_path):
 
 
 def test_an_html_definition_list_becomes_bold_terms_with_their_definitions(tmp_path):
-    """<dl> glossaries read as Markdown glossaries do ("**Term**: definition"): the shape the
-    term extractor takes for a defined term. A <dd> without its <dt> stays plain text."""
+    """<dl> glossaries, and paragraphs opening with bold words, read as Markdown glossaries do
+    ("**Term**: definition"): the shape the term extractor takes for a defined term. A <dd>
+    without its <dt>, bold with nothing after it, and bold inside a sentence stay plain text."""
     (tmp_path / "glossary.html").write_text(
         "<h1>Glossary</h1><dl><dt>Tenant</dt><dd>An isolated customer space.</dd>"
         "<dt>RBAC</dt><dd>Role-based access control.</dd><dd>Roles hold permissions.</dd></dl>"
-        "<dl><dd>Orphan description.</dd></dl>", encoding="utf-8")
+        "<dl><dd>Orphan description.</dd></dl><p><b>SSO</b>: single sign-on.</p><p><b>Bold alone</b></p>"
+        "<p>Admins manage <b>users</b>.</p>", encoding="utf-8")
     assert load(tmp_path / "glossary.html")[0].text == (
         "# Glossary\n\n**Tenant**: An isolated customer space.\n\n"
-        "**RBAC**: Role-based access control. Roles hold permissions.\n\nOrphan description.")
+        "**RBAC**: Role-based access control. Roles hold permissions.\n\nOrphan description.\n\n"
+        "**SSO**: single sign-on.\n\nBold alone\n\nAdmins manage users.")
 
 
 def test_code_file_records_language(tmp_path):

@@ -338,6 +338,11 @@ def _html_glossary(path: Path) -> None:
                     f"<p>Terms used across the portal.</p><dl>{entries}</dl></body></html>", encoding="utf-8")
 
 
+def _html_bold_glossary(path: Path) -> None:
+    entries = "".join(f"<p><strong>{term}</strong>: {text}</p>" for term, text in GLOSSARY)
+    path.write_text(f"<h1>Glossary</h1><p>Terms used across the portal.</p>{entries}", encoding="utf-8")
+
+
 def _word_glossary(path: Path) -> None:
     import docx
 
@@ -351,10 +356,11 @@ def _word_glossary(path: Path) -> None:
     document.save(path)
 
 
-@pytest.mark.parametrize(("name", "write"), [("glossary.html", _html_glossary), ("glossary.docx", _word_glossary)])
+@pytest.mark.parametrize(("name", "write"), [("glossary.html", _html_glossary), ("bold.html", _html_bold_glossary),
+                                           ("glossary.docx", _word_glossary)])
 def test_an_html_or_word_glossary_defines_its_terms(tmp_path, embedder, recognizer, name, write):
-    """The terms of an HTML definition list, or of Word paragraphs opening with a bold term,
-    are defined terms of the graph, as a Markdown glossary's bold terms are ("Tenant" was no
+    """The terms of an HTML definition list, or of HTML or Word paragraphs opening with a bold
+    term, are defined terms of the graph, as a Markdown glossary's bold terms are ("Tenant" was no
     entity at all when <dt> and <dd> were two paragraphs, or the bold was dropped)."""
     from .conftest import ingested_kb
 

@@ -30,6 +30,10 @@ _HEADINGS = {f"h{n}": n for n in range(1, 7)}
 # hostile page (500 nested <div>s overflowed the recursive walk) costs one get_text().
 MAX_DEPTH = 100
 _SPACES = re.compile(r"\s+")
+# A block (or list item) opening with bold words followed by more text is a glossary entry,
+# "**Tenant**: …", which the term extractor reads as a defined term; longer bold is emphasis.
+MAX_BOLD_TERM = 60
+_BOLD_ALONE = re.compile(r"^(- )?\*\*(.*)\*\*$", re.S)
 _AROUND_NEWLINE = re.compile(r" *\n *")
 
 
@@ -78,8 +82,14 @@ class _MarkdownWriter:
     def end_block(self) -> None:
         text = _AROUND_NEWLINE.sub("\n", "".join(self._inline)).strip()
         self._inline = []
+        if (bold := _BOLD_ALONE.match(text)) is not None:
+            text = (bold.group(1) or "") + bold.group(2)  # bold with nothing after it defines nothing
         if text:
             self.blocks.append(text)
+
+    def _opening(self) -> bool:
+        """Whether the open block holds no words yet (a list item's "- " aside)."""
+        return not "".join(self._inline).strip(" -\n")
 
     def block(self, text: str) -> None:
         self.end_block()
@@ -110,6 +120,8 @@ class _MarkdownWriter:
             self.block(f"{fence}{_code_language(tag)}\n{code}\n{fence}")
         elif name == "code":
             self.text(f"`{tag.get_text()}`")
+        elif name in ("b", "strong") and self._opening() and 0 < len(term := _plain(tag)) <= MAX_BOLD_TERM:
+            self.text(f"**{term}**")  # "<b>Tenant</b>: an isolated …": a glossary entry's term
         elif name == "br":
             self.text("\n")
         elif name == "li":
