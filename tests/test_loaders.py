@@ -12,6 +12,7 @@ from pathlib import Path
 import docx
 import pytest
 from docx.oxml import OxmlElement
+from docx.oxml.ns import qn
 from reportlab.pdfgen import canvas
 
 from kgrag.config import ChunkingSettings
@@ -234,6 +235,29 @@ def test_a_docx_paragraph_opening_in_bold_keeps_its_bold_term(tmp_path):
     document.save(tmp_path / "glossary.docx")
     assert load(tmp_path / "glossary.docx")[0].text == (
         "**Tenant** – an isolated customer space.\n\nAll of this paragraph is bold.")
+
+
+def test_docx_headings_by_chinese_style_name_or_outline_level(tmp_path):
+    """A heading is a heading whatever its style is called: "标题 2" (WPS Office, a localised
+    Word) or a custom style Word gives an outline level; their sections are kept."""
+    from docx.enum.style import WD_STYLE_TYPE
+
+    document = docx.Document()
+    document.styles.add_style("标题 2", WD_STYLE_TYPE.PARAGRAPH)
+    custom = document.styles.add_style("Section Title", WD_STYLE_TYPE.PARAGRAPH)
+    outline = OxmlElement("w:outlineLvl")
+    outline.set(qn("w:val"), "1")
+    custom.element.get_or_add_pPr().append(outline)
+    document.add_heading("Guide", level=1)
+    document.add_paragraph("角色定义", style="标题 2")
+    document.add_paragraph("管理员拥有全部权限。")
+    document.add_paragraph("Key rotation", style="Section Title")
+    document.add_paragraph("Keys rotate daily.")
+    document.save(tmp_path / "guide.docx")
+    [doc] = load(tmp_path / "guide.docx")
+    assert doc.text == "# Guide\n\n## 角色定义\n\n管理员拥有全部权限。\n\n## Key rotation\n\nKeys rotate daily."
+    chunks = Chunker(ChunkingSettings(child_size=50, child_overlap=0, parent_size=100)).chunk(doc)
+    assert {c.section_path for c in chunks if "Keys rotate" in c.text} == {"Guide / Key rotation"}
 
 
 def test_corrupt_docx(tmp_path):

@@ -15,7 +15,9 @@ if TYPE_CHECKING:  # python-docx is imported when a .docx is loaded
     from docx.table import Table, _Row
     from docx.text.paragraph import Paragraph
 
-_HEADING_STYLE = re.compile(r"^Heading (\d)$")
+# "Heading 2"; "标题 2" in documents whose styles carry Chinese names (WPS Office, a localised Word).
+_HEADING_STYLE = re.compile(r"^(?:Heading|标题)\s*(\d)$", re.IGNORECASE)
+BODY_OUTLINE_LEVEL = 9  # Word's outline level of body text; 0..8 are heading levels 1..9
 
 
 def _paragraph_markdown(paragraph: Paragraph) -> tuple[str, int | None]:
@@ -24,9 +26,8 @@ def _paragraph_markdown(paragraph: Paragraph) -> tuple[str, int | None]:
     style = paragraph.style.name if paragraph.style is not None else ""
     if style == "Title":
         return f"# {text}", 0
-    match = _HEADING_STYLE.match(style)
-    if match:
-        level = min(int(match.group(1)), 6)
+    level = _heading_level(paragraph, style)
+    if level is not None:
         return f"{'#' * level} {text}", level
     if style.startswith("List"):
         return f"- {_bold_lead(paragraph, text)}", None
@@ -53,6 +54,34 @@ def _bold_lead(paragraph: Paragraph, text: str) -> str:
     if not term or len(term) > MAX_BOLD_TERM or not text.startswith(term) or not text[len(term):].strip():
         return text
     return f"**{term}**{text[len(term):]}"
+
+
+def _heading_level(paragraph: Paragraph, style: str) -> int | None:
+    """The paragraph's heading level (1..6), from its style's name ("Heading 2", "标题 2") or
+    else from the outline level Word gives it or its style (a custom "Section Title" style
+    set to outline level 2); None for body text."""
+    match = _HEADING_STYLE.match(style)
+    if match:
+        return max(1, min(int(match.group(1)), 6))
+    level = _outline_level(paragraph)
+    return None if level is None else min(level + 1, 6)
+
+
+def _outline_level(paragraph: Paragraph) -> int | None:
+    """``w:outlineLvl`` of the paragraph, else of its style or the styles it is based on."""
+    from docx.oxml.ns import qn
+
+    elements = [paragraph._p.pPr]
+    style = paragraph.style
+    while style is not None and len(elements) < 20:
+        elements.append(style.element.pPr)
+        style = style.base_style
+    for properties in elements:
+        found = properties.find(qn("w:outlineLvl")) if properties is not None else None
+        if found is not None:
+            value = int(found.get(qn("w:val"), BODY_OUTLINE_LEVEL))
+            return value if value < BODY_OUTLINE_LEVEL else None
+    return None
 
 
 def _table_rows(table: Table) -> str:
