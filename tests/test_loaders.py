@@ -17,7 +17,7 @@ from reportlab.pdfgen import canvas
 
 from kgrag.config import ChunkingSettings
 from kgrag.ingest.chunking import Chunker
-from kgrag.ingest.loaders import SUPPORTED_SUFFIXES, LoadError, discover, load
+from kgrag.ingest.loaders import SUPPORTED_SUFFIXES, LoadError, discover, document_id, load
 from kgrag.text.markdown_tables import table_lines
 
 FIXTURES = Path(__file__).parent / "fixtures" / "docs"
@@ -282,6 +282,54 @@ def test_csv_bad_rows_fail_the_file(tmp_path):
     assert _load_error(tmp_path / "dup.csv").reason == "duplicate id 'a' on rows 1 and 2"
     (tmp_path / "wide.csv").write_text("a,b\n1,2,3\n")
     assert _load_error(tmp_path / "wide.csv").reason == "line 2: 3 fields but the header has 2"
+
+
+# --- xlsx --------------------------------------------------------------------------------------
+
+
+def _workbook(path: Path) -> None:
+    import datetime as dt
+
+    from openpyxl import Workbook
+
+    book = Workbook()
+    contacts = book.active
+    contacts.title = "Contacts"
+    contacts.append([None, None, None])  # a blank first row: the header is the first with text
+    contacts.append(["Member", "Channel", "Since", "Seats"])
+    contacts.append(["CFO", "#finance", dt.datetime(2024, 2, 1), 3])
+    contacts.append([None, None, None, None])
+    contacts.append(["CLO", "#legal", dt.date(2023, 7, 15), "=2+2"])
+    glossary = book.create_sheet("Glossary")
+    glossary.append(["id", "name", "meaning"])
+    glossary.append(["sso", "SSO", "Single sign-on"])
+    hidden = book.create_sheet("Scratch")
+    hidden.append(["note"])
+    hidden.append(["not for the knowledge base"])
+    hidden.sheet_state = "hidden"
+    book.save(path)
+
+
+def test_xlsx_one_document_per_row_of_each_visible_sheet(tmp_path):
+    _workbook(tmp_path / "team.xlsx")
+    cfo, clo, sso = load(tmp_path / "team.xlsx")
+    source = document_id(tmp_path / "team.xlsx")
+    assert (cfo.id, cfo.title, cfo.text) == (f"{source}#Contacts#row1", "",
+                                             "Member: CFO\nChannel: #finance\nSince: 2024-02-01\nSeats: 3")
+    assert clo.id == f"{source}#Contacts#row2" and "Since: 2023-07-15" in clo.text
+    assert (sso.id, sso.title, sso.text) == ("sso", "SSO", "id: sso\nname: SSO\nmeaning: Single sign-on")
+    assert cfo.metadata == {"sheet": "Contacts", "row": 1} and cfo.format == "xlsx" and cfo.source == source
+
+
+def test_corrupt_or_empty_xlsx(tmp_path):
+    from openpyxl import Workbook
+
+    (tmp_path / "broken.xlsx").write_bytes(b"this is not a zip file")
+    assert _load_error(tmp_path / "broken.xlsx").reason.startswith("not a valid .xlsx workbook")
+    book = Workbook()
+    book.active.append(["only", "a", "header"])
+    book.save(tmp_path / "header.xlsx")
+    assert _load_error(tmp_path / "header.xlsx").reason == "no data rows (every sheet empty or only a header)"
 
 
 # --- jsonl -------------------------------------------------------------------------------------

@@ -84,3 +84,24 @@ def test_a_word_table_row_is_answered_with_its_columns_named(tmp_path, embedder,
         assert answer.text.startswith("Member: CLO; Channel: #legal; Assistant: Omar"), answer.text
     finally:
         kb.close()
+
+
+def test_an_excel_row_is_a_record_the_pipeline_answers_from(tmp_path, embedder, recognizer):
+    """A workbook's rows are ingested as records (``load_xlsx``) and a question about one is
+    answered from it, cited to that row."""
+    from openpyxl import Workbook
+
+    book = Workbook()
+    sheet = book.active
+    sheet.title = "Executives"
+    for row in [("Member", "Channel", "Assistant"), ("CFO", "#finance", "Dana"), ("CLO", "#legal", "Omar"),
+                ("CISO", "#ciso", "Lena")]:
+        sheet.append(row)
+    book.save(tmp_path / "executives.xlsx")
+    kb = ingested_kb(tmp_path / "kb", embedder, recognizer, [tmp_path / "executives.xlsx"], 3)
+    try:
+        answer = extractive_answer(kb, "Who is the assistant of the CLO?")
+        assert "Omar" in answer.text and "Dana" not in answer.text, answer.text
+        assert answer.citations[0].chunk_id.split("#c")[0].endswith("#Executives#row2")
+    finally:
+        kb.close()

@@ -14,7 +14,7 @@ from pathlib import Path
 from kgrag.ingest.loaders.base import LoadError, content_hash, document_id
 from kgrag.ingest.loaders.html import load_html
 from kgrag.ingest.loaders.pdf import load_pdf
-from kgrag.ingest.loaders.records import load_csv, load_jsonl
+from kgrag.ingest.loaders.records import load_csv, load_jsonl, load_xlsx
 from kgrag.ingest.loaders.text import (
     CODE_LANGUAGES,
     MARKDOWN_SUFFIXES,
@@ -37,6 +37,7 @@ _LOADERS: dict[str, Callable[[Path], list[Document]]] = {
     ".pdf": load_pdf,
     ".docx": load_docx,
     ".csv": load_csv,
+    ".xlsx": load_xlsx,
     ".jsonl": load_jsonl,
     ".ndjson": load_jsonl,
 }
@@ -45,7 +46,7 @@ SUPPORTED_SUFFIXES: frozenset[str] = frozenset(_LOADERS)
 
 
 def load(path: Path) -> list[Document]:
-    """The Documents in one file (several for CSV and JSONL). Raises LoadError."""
+    """The Documents in one file (several for CSV, Excel and JSONL). Raises LoadError."""
     path = Path(path)
     suffix = path.suffix.lower()
     loader = _LOADERS.get(suffix)

@@ -1,4 +1,5 @@
-"""Files of records: CSV (one Document per row) and JSONL corpora (one Document per line).
+"""Files of records: CSV and Excel workbooks (one Document per row) and JSONL corpora (one
+Document per line).
 
 A file of records is one unit: a malformed row or line fails the whole file with its line
 number, so a corpus is never ingested with silent holes in it. Duplicate ids in one file fail
@@ -8,12 +9,14 @@ too (the later record would silently replace the earlier one).
 from __future__ import annotations
 
 import csv
+import datetime as dt
 import io
 import json
 from pathlib import Path
 
 from kgrag.ingest.loaders.base import (
     LoadError,
+    check_readable,
     content_hash,
     decode_text,
     document_id,
@@ -37,6 +40,74 @@ def _check_unique(path: Path, seen: dict[str, int], doc_id: str, where: int, uni
     seen[doc_id] = where
 
 
+def _record(path: Path, header: list[str], values: list[str], default_id: str, seen: dict[str, int], where: int,
+            fmt: str, metadata: dict) -> Document:
+    """One row as a Document: its cells as "column: value" lines (blanks left out, a short row's
+    missing cells blank), its id and title from an ``id`` / ``title`` or ``name`` column when
+    the header has one (else ``default_id``, no title)."""
+    row = {col: value.strip() for col, value in zip(header, values, strict=False)}
+    id_col, title_col = _column(header, _ID_COLUMNS), _column(header, _TITLE_COLUMNS)
+    doc_id = (row.get(id_col) if id_col else "") or default_id
+    _check_unique(path, seen, doc_id, where, "row")
+    title = (row.get(title_col) if title_col else "") or ""
+    body = "\n".join(f"{col}: {value}" for col, value in row.items() if value)
+    return Document(id=doc_id, source=document_id(path), title=title, text=body, hash=content_hash(title, body),
+                    format=fmt, metadata=metadata)
+
+
+def load_xlsx(path: Path) -> list[Document]:
+    """An Excel workbook: on each sheet, the first non-empty row is the header and every
+    further non-empty row a record, as a CSV's (ids ``<file>#<sheet>#row<n>`` unless an ``id``
+    column gives one). Cells are read as last computed (a formula's value), dates as ISO dates,
+    whole numbers without ".0"; hidden sheets are left out."""
+    import zipfile
+
+    from openpyxl import load_workbook
+    from openpyxl.utils.exceptions import InvalidFileException
+
+    check_readable(path)
+    try:
+        workbook = load_workbook(path, read_only=True, data_only=True)
+    except (InvalidFileException, zipfile.BadZipFile, KeyError, ValueError, OSError) as e:
+        raise LoadError(path, f"not a valid .xlsx workbook: {e or type(e).__name__}") from None
+    file_id = document_id(path)
+    docs: list[Document] = []
+    seen: dict[str, int] = {}
+    try:
+        for sheet in workbook.worksheets:
+            if sheet.sheet_state != "visible":
+                continue
+            header: list[str] | None = None
+            row_no = 0
+            for cells in sheet.iter_rows(values_only=True):
+                values = [_cell_text(v) for v in cells]
+                if not any(v.strip() for v in values):
+                    continue
+                if header is None:
+                    header = [v.strip() or f"column {i + 1}" for i, v in enumerate(values)]
+                    continue
+                row_no += 1
+                docs.append(_record(path, header, values, f"{file_id}#{sheet.title}#row{row_no}", seen,
+                                    len(docs) + 1, "xlsx", {"sheet": sheet.title, "row": row_no}))
+    finally:
+        workbook.close()
+    if not docs:
+        raise LoadError(path, "no data rows (every sheet empty or only a header)")
+    return docs
+
+
+def _cell_text(value: object) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    if isinstance(value, dt.datetime):
+        return value.date().isoformat() if value.time() == dt.time() else value.isoformat()
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    return str(value)
+
+
 def load_csv(path: Path) -> list[Document]:
     text = decode_text(path, read_bytes(path))
     try:
@@ -50,7 +121,6 @@ def load_csv(path: Path) -> list[Document]:
         raise LoadError(path, "empty CSV file (no header row)") from None
     except csv.Error as e:
         raise LoadError(path, f"malformed CSV on line 1: {e}") from None
-    id_col, title_col = _column(header, _ID_COLUMNS), _column(header, _TITLE_COLUMNS)
     file_id = document_id(path)
     docs: list[Document] = []
     seen: dict[str, int] = {}
@@ -64,24 +134,7 @@ def load_csv(path: Path) -> list[Document]:
                 raise LoadError(
                     path, f"line {reader.line_num}: {len(values)} fields but the header has {len(header)}"
                 )
-            row = {
-                col: value.strip() for col, value in zip(header, values, strict=False)
-            }  # short rows: blanks
-            doc_id = (row.get(id_col) if id_col else "") or f"{file_id}#row{row_no}"
-            _check_unique(path, seen, doc_id, row_no, "row")
-            title = (row.get(title_col) if title_col else "") or ""
-            body = "\n".join(f"{col}: {value}" for col, value in row.items() if value)
-            docs.append(
-                Document(
-                    id=doc_id,
-                    source=file_id,
-                    title=title,
-                    text=body,
-                    hash=content_hash(title, body),
-                    format="csv",
-                    metadata={"row": row_no},
-                )
-            )
+            docs.append(_record(path, header, values, f"{file_id}#row{row_no}", seen, row_no, "csv", {"row": row_no}))
     except csv.Error as e:
         raise LoadError(path, f"malformed CSV on line {reader.line_num}: {e}") from None
     if not docs:
