@@ -284,6 +284,49 @@ def test_csv_bad_rows_fail_the_file(tmp_path):
     assert _load_error(tmp_path / "wide.csv").reason == "line 2: 3 fields but the header has 2"
 
 
+# --- pptx --------------------------------------------------------------------------------------
+
+
+def _deck(path: Path) -> None:
+    from pptx import Presentation
+    from pptx.util import Inches
+
+    deck = Presentation()
+    first = deck.slides.add_slide(deck.slide_layouts[1])
+    first.shapes.title.text = "Access reviews"
+    body = first.placeholders[1].text_frame
+    body.text = "Every quarter"
+    point = body.add_paragraph()
+    point.text, point.level = "Managers confirm each role", 1
+    first.notes_slide.notes_text_frame.text = "The CISO signs off the review."
+    deck.slides.add_slide(deck.slide_layouts[6])  # blank: nothing to cite on it
+    third = deck.slides.add_slide(deck.slide_layouts[5])
+    third.shapes.title.text = "Channels"
+    table = third.shapes.add_table(3, 2, Inches(1), Inches(2), Inches(4), Inches(1.5)).table
+    for i, row in enumerate([("Member", "Channel"), ("CFO", "#finance"), ("CLO", "#legal")]):
+        for j, value in enumerate(row):
+            table.cell(i, j).text = value
+    deck.save(path)
+
+
+def test_pptx_a_section_per_slide_with_notes_tables_and_slide_numbers(tmp_path):
+    _deck(tmp_path / "review.pptx")
+    [doc] = load(tmp_path / "review.pptx")
+    assert doc.format == "pptx" and doc.title == "Access reviews"
+    assert doc.text == ("## Access reviews\n\nEvery quarter\n- Managers confirm each role\n\n"
+                        "Notes: The CISO signs off the review.\n\n"
+                        "## Channels\n\n| Member | Channel |\n| --- | --- |\n| CFO | #finance |\n| CLO | #legal |")
+    assert doc.pages == [(0, 1), (doc.text.index("## Channels"), 3)]  # slide 2 was blank
+    chunks = Chunker(ChunkingSettings(child_size=60, child_overlap=0, parent_size=120)).chunk(doc)
+    legal = [c for c in chunks if "#legal" in c.text and not c.is_parent]
+    assert legal and all(c.page == 3 and c.section_path == "Channels" for c in legal)
+
+
+def test_corrupt_pptx(tmp_path):
+    (tmp_path / "broken.pptx").write_bytes(b"this is not a zip file")
+    assert _load_error(tmp_path / "broken.pptx").reason.startswith("not a valid .pptx file")
+
+
 # --- xlsx --------------------------------------------------------------------------------------
 
 

@@ -105,3 +105,20 @@ def test_an_excel_row_is_a_record_the_pipeline_answers_from(tmp_path, embedder, 
         assert answer.citations[0].chunk_id.split("#c")[0].endswith("#Executives#row2")
     finally:
         kb.close()
+
+
+def test_a_slide_deck_is_answered_from_its_slides_and_notes_citing_the_slide(tmp_path, embedder, recognizer):
+    """A .pptx deck through the pipeline: a slide's table row read with its columns named and a
+    speaker note quoted, each citation naming its slide as the page."""
+    from .test_loaders import _deck
+
+    _deck(tmp_path / "review.pptx")
+    kb = ingested_kb(tmp_path / "kb", embedder, recognizer, [tmp_path / "review.pptx"], 1)
+    try:
+        row = extractive_answer(kb, "What is the channel of the CLO?")
+        assert row.text.startswith("Member: CLO; Channel: #legal"), row.text
+        assert row.citations[0].page == 3
+        note = extractive_answer(kb, "Who signs off the access review?")
+        assert "The CISO signs off the review" in note.text and note.citations[0].page == 1, note.text
+    finally:
+        kb.close()

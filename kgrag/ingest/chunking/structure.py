@@ -29,7 +29,8 @@ def heading_strength(level: int) -> int:
     return STRUCTURAL + 7 - level  # h1 = 16 … h6 = 11
 
 
-MARKDOWN_FORMATS = frozenset({"md", "html", "docx"})
+# Formats whose loaded text is Markdown (the loaders rewrite HTML, Word and PowerPoint as Markdown).
+MARKDOWN_FORMATS = frozenset({"md", "html", "docx", "pptx"})
 
 RegionKind = Literal["prose", "code", "fence", "heading"]
 

@@ -15,6 +15,7 @@ from kgrag.ingest.loaders.base import LoadError, content_hash, document_id
 from kgrag.ingest.loaders.html import load_html
 from kgrag.ingest.loaders.pdf import load_pdf
 from kgrag.ingest.loaders.records import load_csv, load_jsonl, load_xlsx
+from kgrag.ingest.loaders.slides import load_pptx
 from kgrag.ingest.loaders.text import (
     CODE_LANGUAGES,
     MARKDOWN_SUFFIXES,
@@ -36,6 +37,7 @@ _LOADERS: dict[str, Callable[[Path], list[Document]]] = {
     ".htm": load_html,
     ".pdf": load_pdf,
     ".docx": load_docx,
+    ".pptx": load_pptx,
     ".csv": load_csv,
     ".xlsx": load_xlsx,
     ".jsonl": load_jsonl,
