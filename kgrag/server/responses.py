@@ -319,6 +319,7 @@ class FailedFile(_Open):
 class IngestCounts(_Open):
     new: int
     changed: int
+    rebuilt: int = 0  # same content, stored by another ingestion revision or settings: built again
     unchanged: int
     failed: int
 
@@ -327,6 +328,7 @@ class IngestResponse(_Open):
     documents: IngestCounts
     new: list[str]
     changed: list[str]
+    rebuilt: list[str] = []  # kgrag.ingest.revision
     unchanged: int
     failed: list[FailedFile]
     chunks_written: int
