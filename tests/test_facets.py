@@ -48,6 +48,12 @@ def test_markdown_front_matter_gives_tags_and_date(tmp_path):
                             "date": "2023-04-05", "date_source": "front_matter"}]
 
 
+def test_an_email_is_dated_by_its_date_header(tmp_path):
+    mail = _write(tmp_path / "decision.eml", "From: ana@example.com\nSubject: Key rotation\n"
+                                           "Date: Tue, 14 Oct 2025 23:30:00 -0700\n\nKeys rotate every 90 days.\n")
+    assert _facets(mail) == [{"language": "en", "doc_type": "email", "date": "2025-10-14", "date_source": "field"}]
+
+
 def test_jsonl_fields_give_tags_date_and_doc_type(tmp_path):
     records = [
         {"id": "n1", "text": "央行宣布下调存款准备金率，释放长期资金约一万亿元。", "tags": "news, 财经",

@@ -327,6 +327,55 @@ def test_corrupt_pptx(tmp_path):
     assert _load_error(tmp_path / "broken.pptx").reason.startswith("not a valid .pptx file")
 
 
+# --- eml ---------------------------------------------------------------------------------------
+
+MAIL = """From: Ana Lima <ana@example.com>
+To: ops@example.com, Bo Chen <bo@example.com>
+Subject: Decision: keys rotate every 90 days
+Date: Tue, 14 Oct 2025 09:30:00 +0200
+MIME-Version: 1.0
+Content-Type: multipart/mixed; boundary="b1"
+
+--b1
+Content-Type: multipart/alternative; boundary="b2"
+
+--b2
+Content-Type: text/plain; charset=utf-8
+
+We agreed today: API keys rotate every 90 days.
+
+--b2
+Content-Type: text/html; charset=utf-8
+
+<p>We agreed today: <b>API keys</b> rotate every 90 days.</p>
+--b2--
+
+--b1
+Content-Type: application/pdf; name="schedule.pdf"
+Content-Disposition: attachment; filename="schedule.pdf"
+Content-Transfer-Encoding: base64
+
+JVBERi0xLjQK
+--b1--
+"""
+
+
+def test_eml_subject_people_body_and_date(tmp_path):
+    (tmp_path / "decision.eml").write_text(MAIL, encoding="utf-8")
+    [doc] = load(tmp_path / "decision.eml")
+    assert (doc.title, doc.format, doc.metadata["date"]) == ("Decision: keys rotate every 90 days", "eml", "2025-10-14")
+    assert doc.text == ("From: Ana Lima <ana@example.com>\nTo: ops@example.com, Bo Chen <bo@example.com>\n"
+                        "Attachments: schedule.pdf\n\nWe agreed today: API keys rotate every 90 days.")
+
+
+def test_eml_with_only_html_reads_it_as_markdown_and_without_headers_fails(tmp_path):
+    (tmp_path / "html.eml").write_text("Subject: Glossary\nContent-Type: text/html; charset=utf-8\n\n"
+                                       "<h2>Terms</h2><p><b>Tenant</b>: an isolated space.</p>", encoding="utf-8")
+    assert load(tmp_path / "html.eml")[0].text == "## Terms\n\n**Tenant**: an isolated space."
+    (tmp_path / "empty.eml").write_bytes(b"")
+    assert _load_error(tmp_path / "empty.eml").reason == "not an e-mail message (no headers)"
+
+
 # --- xlsx --------------------------------------------------------------------------------------
 
 

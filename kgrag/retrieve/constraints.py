@@ -79,14 +79,15 @@ _DAYS_PER = {"days": 1, "weeks": 7, "months": 30, "years": 365, "天": 1, "周":
 _FORMAT_WORDS = {"pdf": "pdf", "word": "docx", "docx": "docx", "markdown": "markdown", "md": "markdown",
                  "html": "html", "csv": "csv", "jsonl": "jsonl", "text": "text", "txt": "text", "网页": "html",
                  "excel": "xlsx", "xlsx": "xlsx", "spreadsheet": "xlsx", "powerpoint": "pptx", "pptx": "pptx",
-                 "slide": "pptx", "ppt": "pptx"}
+                 "slide": "pptx", "ppt": "pptx", "email": "email", "e-mail": "email", "mail": "email",
+                 "邮件": "email"}
 _FILE_NOUN_EN = r"(?:s|\s+(?:files?|documents?|docs?|pages?))?"
 _DOC_TYPE_EN = re.compile(
     r"\b(?:in|from|among|within|across|of)\s+(?:the\s+|our\s+|my\s+|all\s+(?:the\s+)?)?"
-    rf"(?P<t>pdf|word|docx|markdown|html|csv|txt|excel|xlsx|spreadsheet|powerpoint|pptx|slide){_FILE_NOUN_EN}"
+    rf"(?P<t>pdf|word|docx|markdown|html|csv|txt|excel|xlsx|spreadsheet|powerpoint|pptx|slide|e-?mail|mail){_FILE_NOUN_EN}"
     r"(?=\s*(?:[?.!,;:]|$|\b(?:about|on|for|regarding|that|which|what|where|how|when|who|say|says|mention)\b))",
     re.I)
-_DOC_TYPE_ZH = re.compile(r"(?P<t>PDF|pdf|Word|word|Excel|excel|PPT|ppt|Markdown|markdown|HTML|html|网页)\s*(?:文件|文档)?\s*(?:里面|里|中|当中|内)")
+_DOC_TYPE_ZH = re.compile(r"(?P<t>PDF|pdf|Word|word|Excel|excel|PPT|ppt|邮件|Markdown|markdown|HTML|html|网页)\s*(?:文件|文档)?\s*(?:里面|里|中|当中|内)")
 
 
 @dataclass

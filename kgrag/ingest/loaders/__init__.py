@@ -13,6 +13,7 @@ from pathlib import Path
 
 from kgrag.ingest.loaders.base import LoadError, content_hash, document_id
 from kgrag.ingest.loaders.html import load_html
+from kgrag.ingest.loaders.mail import load_eml
 from kgrag.ingest.loaders.pdf import load_pdf
 from kgrag.ingest.loaders.records import load_csv, load_jsonl, load_xlsx
 from kgrag.ingest.loaders.slides import load_pptx
@@ -38,6 +39,7 @@ _LOADERS: dict[str, Callable[[Path], list[Document]]] = {
     ".pdf": load_pdf,
     ".docx": load_docx,
     ".pptx": load_pptx,
+    ".eml": load_eml,
     ".csv": load_csv,
     ".xlsx": load_xlsx,
     ".jsonl": load_jsonl,
