@@ -8,7 +8,7 @@ Every chunk of a document holds the same facets in ``Chunk.metadata``:
 - ``language``: ``"zh"``, ``"en"``, ``"mixed"`` (both written at length), ``"other"`` (mainly
   another non-Latin script) — from the text (``detect_language``). ``"en"`` means "mainly
   Latin script": English, as far as a script count can tell.
-- ``doc_type``: ``pdf``, ``docx``, ``markdown``, ``html``, ``text``, ``csv``, ``xlsx``, ``pptx``, ``email``, ``jsonl``,
+- ``doc_type``: ``pdf``, ``docx``, ``markdown``, ``html``, ``text``, ``csv``, ``xlsx``, ``pptx``, ``email``, ``notebook``, ``jsonl``,
   ``code`` from the format, unless a record field or a path mapping names another
   (``MetadataSettings``).
 - ``tags``: a list of strings (a record's ``tags`` field, front matter ``tags:``), maybe empty.
@@ -40,7 +40,7 @@ LANGUAGES = ("zh", "en", "mixed", "other")
 # Format (Document.format) → doc_type: names a user types ("markdown", not "md").
 DOC_TYPE_BY_FORMAT = {
     "txt": "text", "md": "markdown", "html": "html", "pdf": "pdf", "docx": "docx", "csv": "csv",
-    "jsonl": "jsonl", "code": "code", "xlsx": "xlsx", "pptx": "pptx", "eml": "email",
+    "jsonl": "jsonl", "code": "code", "xlsx": "xlsx", "pptx": "pptx", "eml": "email", "ipynb": "notebook",
 }
 
 # Shares of Han in (Han characters + 2 × Latin words): one English word carries about what two

@@ -376,6 +376,34 @@ def test_eml_with_only_html_reads_it_as_markdown_and_without_headers_fails(tmp_p
     assert _load_error(tmp_path / "empty.eml").reason == "not an e-mail message (no headers)"
 
 
+# --- ipynb -------------------------------------------------------------------------------------
+
+
+def test_ipynb_markdown_and_code_cells_without_outputs(tmp_path):
+    notebook = {
+        "nbformat": 4, "metadata": {"kernelspec": {"language": "python"}, "language_info": {"name": "python"}},
+        "cells": [
+            {"cell_type": "markdown", "source": ["# Churn model\n", "\n", "We score each account weekly."]},
+            {"cell_type": "code", "source": "scores = model.predict(accounts)",
+             "outputs": [{"output_type": "stream", "text": ["0.93\n"]}]},
+            {"cell_type": "markdown", "source": "## Thresholds\n\nAbove 0.8 an account is called."},
+            {"cell_type": "raw", "source": "left out"},
+            {"cell_type": "code", "source": []},
+        ],
+    }
+    (tmp_path / "churn.ipynb").write_text(json.dumps(notebook), encoding="utf-8")
+    [doc] = load(tmp_path / "churn.ipynb")
+    assert (doc.title, doc.format, doc.metadata) == ("Churn model", "ipynb", {"language": "python"})
+    assert doc.text == ("# Churn model\n\nWe score each account weekly.\n\n```python\nscores = model.predict(accounts)\n```"
+                        "\n\n## Thresholds\n\nAbove 0.8 an account is called.")
+    chunks = Chunker(ChunkingSettings(child_size=60, child_overlap=0, parent_size=120)).chunk(doc)
+    assert {c.section_path for c in chunks if "0.8" in c.text and not c.is_parent} == {"Churn model / Thresholds"}
+    (tmp_path / "broken.ipynb").write_text("{not json", encoding="utf-8")
+    assert _load_error(tmp_path / "broken.ipynb").reason.startswith("not a notebook: invalid JSON")
+    (tmp_path / "other.ipynb").write_text("[1, 2]", encoding="utf-8")
+    assert _load_error(tmp_path / "other.ipynb").reason == "not a notebook: no 'cells' list (nbformat 4 is read)"
+
+
 # --- xlsx --------------------------------------------------------------------------------------
 
 

@@ -16,7 +16,7 @@ from kgrag.stores.filters import SearchFilter
 from tests.test_facets import dated_kb  # noqa: F401  (a fixture)
 
 TODAY = dt.date(2024, 6, 1)
-CATALOG = FacetCatalog(frozenset({"pdf", "markdown", "jsonl", "xlsx", "pptx", "email"}), frozenset({"security", "hr", "算法"}),
+CATALOG = FacetCatalog(frozenset({"pdf", "markdown", "jsonl", "xlsx", "pptx", "email", "notebook"}), frozenset({"security", "hr", "算法"}),
                        "2019-03-01", "2024-05-31")
 YEAR_2023 = {"date_from": "2023-01-01", "date_to": "2023-12-31"}
 PAST_YEAR = {"date_from": "2023-06-02", "date_to": "2024-06-01"}
@@ -51,6 +51,7 @@ def _filter(question: str, catalog: FacetCatalog | None = CATALOG) -> dict | Non
     ("PPT 里怎么说访问审查？", {"doc_type": "pptx"}),
     ("What was decided in the emails about key rotation?", {"doc_type": "email"}),
     ("邮件里怎么说密钥轮换？", {"doc_type": "email"}),
+    ("Which threshold is used in the notebooks?", {"doc_type": "notebook"}),
     ("What do the security docs say about passwords?", {"tags": "security"}),
     ("Which documents tagged hr mention parental leave?", {"tags": "hr"}),
     ("算法相关的文档有哪些？", {"tags": "算法"}),

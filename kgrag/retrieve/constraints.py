@@ -80,11 +80,11 @@ _FORMAT_WORDS = {"pdf": "pdf", "word": "docx", "docx": "docx", "markdown": "mark
                  "html": "html", "csv": "csv", "jsonl": "jsonl", "text": "text", "txt": "text", "网页": "html",
                  "excel": "xlsx", "xlsx": "xlsx", "spreadsheet": "xlsx", "powerpoint": "pptx", "pptx": "pptx",
                  "slide": "pptx", "ppt": "pptx", "email": "email", "e-mail": "email", "mail": "email",
-                 "邮件": "email"}
+                 "邮件": "email", "notebook": "notebook", "ipynb": "notebook"}
 _FILE_NOUN_EN = r"(?:s|\s+(?:files?|documents?|docs?|pages?))?"
 _DOC_TYPE_EN = re.compile(
     r"\b(?:in|from|among|within|across|of)\s+(?:the\s+|our\s+|my\s+|all\s+(?:the\s+)?)?"
-    rf"(?P<t>pdf|word|docx|markdown|html|csv|txt|excel|xlsx|spreadsheet|powerpoint|pptx|slide|e-?mail|mail){_FILE_NOUN_EN}"
+    rf"(?P<t>pdf|word|docx|markdown|html|csv|txt|excel|xlsx|spreadsheet|powerpoint|pptx|slide|e-?mail|mail|notebook|ipynb){_FILE_NOUN_EN}"
     r"(?=\s*(?:[?.!,;:]|$|\b(?:about|on|for|regarding|that|which|what|where|how|when|who|say|says|mention)\b))",
     re.I)
 _DOC_TYPE_ZH = re.compile(r"(?P<t>PDF|pdf|Word|word|Excel|excel|PPT|ppt|邮件|Markdown|markdown|HTML|html|网页)\s*(?:文件|文档)?\s*(?:里面|里|中|当中|内)")

@@ -29,8 +29,9 @@ def heading_strength(level: int) -> int:
     return STRUCTURAL + 7 - level  # h1 = 16 … h6 = 11
 
 
-# Formats whose loaded text is Markdown (the loaders rewrite HTML, Word and PowerPoint as Markdown).
-MARKDOWN_FORMATS = frozenset({"md", "html", "docx", "pptx"})
+# Formats whose loaded text is Markdown (the loaders rewrite HTML, Word, PowerPoint and Jupyter
+# notebooks as Markdown).
+MARKDOWN_FORMATS = frozenset({"md", "html", "docx", "pptx", "ipynb"})
 
 RegionKind = Literal["prose", "code", "fence", "heading"]
 

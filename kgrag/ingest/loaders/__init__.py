@@ -14,6 +14,7 @@ from pathlib import Path
 from kgrag.ingest.loaders.base import LoadError, content_hash, document_id
 from kgrag.ingest.loaders.html import load_html
 from kgrag.ingest.loaders.mail import load_eml
+from kgrag.ingest.loaders.notebook import load_ipynb
 from kgrag.ingest.loaders.pdf import load_pdf
 from kgrag.ingest.loaders.records import load_csv, load_jsonl, load_xlsx
 from kgrag.ingest.loaders.slides import load_pptx
@@ -40,6 +41,7 @@ _LOADERS: dict[str, Callable[[Path], list[Document]]] = {
     ".docx": load_docx,
     ".pptx": load_pptx,
     ".eml": load_eml,
+    ".ipynb": load_ipynb,
     ".csv": load_csv,
     ".xlsx": load_xlsx,
     ".jsonl": load_jsonl,
