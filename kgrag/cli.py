@@ -63,7 +63,7 @@ def _close_checked(comps) -> None:
 @click.option("--no-progress", is_flag=True, help="Hide the progress bar.")
 @click.pass_obj
 def ingest(settings: Settings, paths: tuple[str, ...], glossary: Path | None, as_json: bool, no_progress: bool) -> None:
-    """Ingest files, directories or globs (txt md html pdf docx csv jsonl code)."""
+    """Ingest files, directories or globs (txt md html pdf docx pptx xlsx csv eml ipynb jsonl code)."""
     from kgrag.lexicon.glossary import load_glossary
 
     glossary_path = glossary or (Path(settings.extraction.glossary) if settings.extraction.glossary else None)
