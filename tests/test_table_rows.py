@@ -122,3 +122,17 @@ def test_a_slide_deck_is_answered_from_its_slides_and_notes_citing_the_slide(tmp
         assert "The CISO signs off the review" in note.text and note.citations[0].page == 1, note.text
     finally:
         kb.close()
+
+
+def test_a_markdown_table_without_outer_pipes_is_read_as_a_table(tmp_path, embedder, recognizer):
+    """GitHub's "Member | Channel" over "--- | ---" (no outer pipes) is a table: its rows are
+    answered with their columns named, as a piped table's are."""
+    (tmp_path / "executives.md").write_text(
+        "# Executives\n\nEach executive has a channel of their own.\n\n"
+        "Member | Channel | Assistant\n--- | --- | ---\nCFO | #finance | Dana\nCLO | #legal | Omar\n", encoding="utf-8")
+    kb = ingested_kb(tmp_path / "kb", embedder, recognizer, [tmp_path / "executives.md"], 1)
+    try:
+        answer = extractive_answer(kb, "Who is the assistant of the CLO?")
+        assert answer.text.startswith("Member: CLO; Channel: #legal; Assistant: Omar"), answer.text
+    finally:
+        kb.close()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from kgrag.retrieve.tables import asked_column, has_column
+from kgrag.text.markdown_tables import table_lines, with_outer_pipes
 
 
 @pytest.mark.parametrize("question, column", [
@@ -32,3 +33,32 @@ def test_a_column_is_found_in_a_table_header_only():
     assert not has_column(text, "output")  # a body cell is no column
     assert not has_column("Ask in the channel named in the table.", "channel")  # prose has no header
     assert not has_column("| Member | Channel |\n| CFO | #finance |", "channel")  # no separator: no header
+
+
+BARE = """# Channels
+
+Member | Channel
+--- | :---:
+CFO | `#finance`
+CLO | #legal
+
+| Level | Scope
+| --- | ---
+| CEO | Company
+
+```
+x | y
+--- | ---
+```
+"""
+
+
+def test_tables_without_outer_pipes_get_them_and_code_keeps_its_own():
+    piped = with_outer_pipes(BARE)
+    assert piped.split("\n")[2:6] == ["| Member | Channel |", "| --- | :---: |", "| CFO | `#finance` |", "| CLO | #legal |"]
+    assert "| Level | Scope |\n| --- | --- |\n| CEO | Company |" in piped
+    assert "```\nx | y\n--- | ---\n```" in piped  # a fenced block is code
+    assert with_outer_pipes(piped) == piped
+    rows = [line for line in table_lines(piped) if line.kind == "row"]
+    assert [(r.cells[0], r.header) for r in rows] == [("CFO", ("Member", "Channel")), ("CLO", ("Member", "Channel")),
+                                                    ("CEO", ("Level", "Scope"))]

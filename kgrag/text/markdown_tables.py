@@ -80,3 +80,48 @@ def markdown_table(rows: list[list[str]], header: bool) -> str:
     if header and len(out) > 1:
         out.insert(1, f"|{'|'.join(' --- ' for _ in lines[0])}|")
     return "\n".join(out)
+
+
+# A GFM delimiter row, outer pipes optional ("--- | :---:", "| --- | ---").
+_DELIMITER = re.compile(r"^[ \t]*\|?[ \t]*:?-{3,}:?[ \t]*(?:\|[ \t]*:?-{3,}:?[ \t]*)+\|?[ \t]*$")
+_FENCE_OPEN = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
+
+
+def with_outer_pipes(text: str) -> str:
+    """``text`` with its GitHub-style tables written without outer pipes ("Member | Channel" over
+    "--- | ---", or one of the two left out) given them, so every reader of ``TABLE_LINE`` tables reads them too; a table is
+    its delimiter row, the header line above it and the lines below holding a ``|``, up to a
+    blank line. Lines in fenced code blocks are left as written."""
+    if "|" not in text or "---" not in text:
+        return text
+    lines = text.split("\n")
+    fenced = _fenced_lines(lines)
+    for i, line in enumerate(lines):
+        if i == 0 or i in fenced or not _DELIMITER.match(line) or "|" not in lines[i - 1] or i - 1 in fenced:
+            continue
+        end = i + 1
+        while end < len(lines) and "|" in lines[end] and lines[end].strip() and end not in fenced:
+            end += 1
+        for j in range(i - 1, end):
+            lines[j] = _piped(lines[j])
+    return "\n".join(lines)
+
+
+def _piped(line: str) -> str:
+    body = line.strip()
+    return f"{'' if body.startswith('|') else '| '}{body}{'' if body.endswith('|') and len(body) > 1 else ' |'}"
+
+
+def _fenced_lines(lines: list[str]) -> set[int]:
+    out: set[int] = set()
+    fence: str | None = None
+    for i, line in enumerate(lines):
+        opened = _FENCE_OPEN.match(line)
+        if fence is not None:
+            out.add(i)
+            if opened and opened.group(1)[0] == fence[0] and len(opened.group(1)) >= len(fence):
+                fence = None
+        elif opened:
+            fence = opened.group(1)
+            out.add(i)
+    return out

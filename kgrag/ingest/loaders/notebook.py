@@ -9,6 +9,7 @@ from pathlib import Path
 
 from kgrag.ingest.chunking.markdown import outline
 from kgrag.ingest.loaders.base import LoadError, decode_text, file_document, normalize_newlines, read_bytes
+from kgrag.text.markdown_tables import with_outer_pipes
 from kgrag.types import Document
 
 
@@ -33,7 +34,7 @@ def load_ipynb(path: Path) -> list[Document]:
             fence = "````" if "```" in text else "```"
             blocks.append(f"{fence}{language}\n{text}\n{fence}")
         elif cell.get("cell_type") == "markdown":
-            blocks.append(text)
+            blocks.append(with_outer_pipes(text))
     text = "\n\n".join(blocks)
     headings = outline(text).headings
     return [file_document(path, headings[0].title if headings else path.stem, text, "ipynb",

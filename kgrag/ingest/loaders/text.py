@@ -7,6 +7,7 @@ from pathlib import Path
 from kgrag.ingest.chunking.markdown import outline
 from kgrag.ingest.loaders.base import decode_text, file_document, read_bytes
 from kgrag.ingest.loaders.front_matter import front_matter
+from kgrag.text.markdown_tables import with_outer_pipes
 from kgrag.types import Document
 
 TEXT_SUFFIXES = frozenset({".txt", ".text", ".rst"})
@@ -39,7 +40,8 @@ def load_text(path: Path) -> list[Document]:
 
 
 def load_markdown(path: Path) -> list[Document]:
-    text = decode_text(path, read_bytes(path))
+    # Tables written without outer pipes get them: every reader of tables reads the piped form.
+    text = with_outer_pipes(decode_text(path, read_bytes(path)))
     headings = outline(text).headings
     title = headings[0].title if headings else path.stem
     return [file_document(path, title, text, "md", front_matter=front_matter(text))]
