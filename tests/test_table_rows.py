@@ -1,7 +1,13 @@
-"""A wide Markdown table cut into several chunks: a row far from the header is still found by
-its column's name and read with it (``Chunk.table_header``), through the real pipeline."""
+"""Tables through the real pipeline: a wide Markdown table cut into several chunks, whose row far
+from the header is still found by its column's name and read with it (``Chunk.table_header``),
+and the tables of Word files, bare Markdown, Excel workbooks and slide decks, read as Markdown
+tables are."""
 
 from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
 
 from kgrag.retrieve.followup import Turn
 from kgrag.types import child_chunk_id
@@ -63,22 +69,38 @@ def test_the_row_above_the_first_row_of_a_chunk_is_read_from_the_chunk_before(kb
     assert above.citations[0].chunk_id != cited
 
 
-def test_a_word_table_row_is_answered_with_its_columns_named(tmp_path, embedder, recognizer):
-    """A Word manual's table (header row in bold) is a Markdown table once loaded: the row a
-    question asks about is read with its columns named, as a Markdown page's would be."""
+EXECUTIVES = [("Member", "Channel", "Assistant"), ("CFO", "#finance", "Dana"), ("CLO", "#legal", "Omar"),
+              ("CISO", "#ciso", "Lena")]
+
+
+def _word_table(folder: Path) -> Path:
+    """A Word manual's table, its header row in bold."""
     import docx
 
     document = docx.Document()
     document.add_heading("Reaching the executives", level=1)
     document.add_paragraph("Each executive has a Slack channel of their own.")
-    rows = [("Member", "Channel", "Assistant"), ("CFO", "#finance", "Dana"), ("CLO", "#legal", "Omar"),
-            ("CISO", "#ciso", "Lena")]
-    table = document.add_table(rows=len(rows), cols=3)
-    for i, cells in enumerate(rows):
+    table = document.add_table(rows=len(EXECUTIVES), cols=3)
+    for i, cells in enumerate(EXECUTIVES):
         for j, value in enumerate(cells):
             table.cell(i, j).paragraphs[0].add_run(value).bold = i == 0
-    document.save(tmp_path / "executives.docx")
-    kb = ingested_kb(tmp_path / "kb", embedder, recognizer, [tmp_path / "executives.docx"], 1)
+    document.save(folder / "executives.docx")
+    return folder / "executives.docx"
+
+
+def _bare_markdown_table(folder: Path) -> Path:
+    """GitHub's table without outer pipes: "Member | Channel" over "--- | ---"."""
+    rows = [" | ".join(cells) for cells in EXECUTIVES]
+    (folder / "executives.md").write_text("# Executives\n\nEach executive has a channel of their own.\n\n"
+                                          + "\n".join([rows[0], "--- | --- | ---", *rows[1:]]) + "\n", encoding="utf-8")
+    return folder / "executives.md"
+
+
+@pytest.mark.parametrize("write", [_word_table, _bare_markdown_table])
+def test_a_word_or_bare_markdown_table_row_is_answered_with_its_columns_named(tmp_path, embedder, recognizer, write):
+    """A Word table or a Markdown table without outer pipes is a Markdown table once loaded: the
+    row a question asks about is read with its columns named, as a piped table's would be."""
+    kb = ingested_kb(tmp_path / "kb", embedder, recognizer, [write(tmp_path)], 1)
     try:
         answer = extractive_answer(kb, "Who is the assistant of the CLO?")
         assert answer.text.startswith("Member: CLO; Channel: #legal; Assistant: Omar"), answer.text
@@ -120,19 +142,5 @@ def test_a_slide_deck_is_answered_from_its_slides_and_notes_citing_the_slide(tmp
         assert row.citations[0].page == 3
         note = extractive_answer(kb, "Who signs off the access review?")
         assert "The CISO signs off the review" in note.text and note.citations[0].page == 1, note.text
-    finally:
-        kb.close()
-
-
-def test_a_markdown_table_without_outer_pipes_is_read_as_a_table(tmp_path, embedder, recognizer):
-    """GitHub's "Member | Channel" over "--- | ---" (no outer pipes) is a table: its rows are
-    answered with their columns named, as a piped table's are."""
-    (tmp_path / "executives.md").write_text(
-        "# Executives\n\nEach executive has a channel of their own.\n\n"
-        "Member | Channel | Assistant\n--- | --- | ---\nCFO | #finance | Dana\nCLO | #legal | Omar\n", encoding="utf-8")
-    kb = ingested_kb(tmp_path / "kb", embedder, recognizer, [tmp_path / "executives.md"], 1)
-    try:
-        answer = extractive_answer(kb, "Who is the assistant of the CLO?")
-        assert answer.text.startswith("Member: CLO; Channel: #legal; Assistant: Omar"), answer.text
     finally:
         kb.close()

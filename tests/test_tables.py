@@ -54,11 +54,14 @@ x | y
 
 
 def test_tables_without_outer_pipes_get_them_and_code_keeps_its_own():
-    piped = with_outer_pipes(BARE)
+    from kgrag.ingest.chunking.markdown import outline
+
+    piped = with_outer_pipes(BARE, outline(BARE).fences)
     assert piped.split("\n")[2:6] == ["| Member | Channel |", "| --- | :---: |", "| CFO | `#finance` |", "| CLO | #legal |"]
     assert "| Level | Scope |\n| --- | --- |\n| CEO | Company |" in piped
     assert "```\nx | y\n--- | ---\n```" in piped  # a fenced block is code
-    assert with_outer_pipes(piped) == piped
+    assert with_outer_pipes(piped, outline(piped).fences) == piped
+    assert "| x | y |" in with_outer_pipes(BARE)  # without the fences a parser found, it looks like a table
     rows = [line for line in table_lines(piped) if line.kind == "row"]
     assert [(r.cells[0], r.header) for r in rows] == [("CFO", ("Member", "Channel")), ("CLO", ("Member", "Channel")),
                                                     ("CEO", ("Level", "Scope"))]

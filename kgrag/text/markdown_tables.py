@@ -5,6 +5,7 @@ the line right above a separator is the header, whose cells name columns, not th
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 TABLE_LINE = re.compile(r"^[ \t]*\|(.*)\|[ \t]*$", re.MULTILINE)
@@ -84,20 +85,23 @@ def markdown_table(rows: list[list[str]], header: bool) -> str:
 
 # A GFM delimiter row, outer pipes optional ("--- | :---:", "| --- | ---").
 _DELIMITER = re.compile(r"^[ \t]*\|?[ \t]*:?-{3,}:?[ \t]*(?:\|[ \t]*:?-{3,}:?[ \t]*)+\|?[ \t]*$")
-_FENCE_OPEN = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
 
 
-def with_outer_pipes(text: str) -> str:
+def with_outer_pipes(text: str, code: Sequence[tuple[int, int]] = ()) -> str:
     """``text`` with its GitHub-style tables written without outer pipes ("Member | Channel" over
-    "--- | ---", or one of the two left out) given them, so every reader of ``TABLE_LINE`` tables reads them too; a table is
-    its delimiter row, the header line above it and the lines below holding a ``|``, up to a
-    blank line. Lines in fenced code blocks are left as written."""
+    "--- | ---", or one of the two left out) given them, so every reader of ``TABLE_LINE``
+    tables reads them too; a table is its delimiter row, the header line above it and the lines
+    below holding a ``|``, up to a blank line. Lines starting inside ``code`` (character spans:
+    the fenced blocks a Markdown parser found) are left as written."""
     if "|" not in text or "---" not in text:
         return text
     lines = text.split("\n")
-    fenced = _fenced_lines(lines)
+    starts = [0]
+    for line in lines[:-1]:
+        starts.append(starts[-1] + len(line) + 1)
+    fenced = {i for i, at in enumerate(starts) if any(s <= at < e for s, e in code)}
     for i, line in enumerate(lines):
-        if i == 0 or i in fenced or not _DELIMITER.match(line) or "|" not in lines[i - 1] or i - 1 in fenced:
+        if i == 0 or {i, i - 1} & fenced or not _DELIMITER.match(line) or "|" not in lines[i - 1]:
             continue
         end = i + 1
         while end < len(lines) and "|" in lines[end] and lines[end].strip() and end not in fenced:
@@ -110,18 +114,3 @@ def with_outer_pipes(text: str) -> str:
 def _piped(line: str) -> str:
     body = line.strip()
     return f"{'' if body.startswith('|') else '| '}{body}{'' if body.endswith('|') and len(body) > 1 else ' |'}"
-
-
-def _fenced_lines(lines: list[str]) -> set[int]:
-    out: set[int] = set()
-    fence: str | None = None
-    for i, line in enumerate(lines):
-        opened = _FENCE_OPEN.match(line)
-        if fence is not None:
-            out.add(i)
-            if opened and opened.group(1)[0] == fence[0] and len(opened.group(1)) >= len(fence):
-                fence = None
-        elif opened:
-            fence = opened.group(1)
-            out.add(i)
-    return out

@@ -34,7 +34,7 @@ def load_ipynb(path: Path) -> list[Document]:
             fence = "````" if "```" in text else "```"
             blocks.append(f"{fence}{language}\n{text}\n{fence}")
         elif cell.get("cell_type") == "markdown":
-            blocks.append(with_outer_pipes(text))
+            blocks.append(with_outer_pipes(text, outline(text).fences))
     text = "\n\n".join(blocks)
     headings = outline(text).headings
     return [file_document(path, headings[0].title if headings else path.stem, text, "ipynb",

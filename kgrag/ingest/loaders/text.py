@@ -40,9 +40,11 @@ def load_text(path: Path) -> list[Document]:
 
 
 def load_markdown(path: Path) -> list[Document]:
+    text = decode_text(path, read_bytes(path))
+    structure = outline(text)
     # Tables written without outer pipes get them: every reader of tables reads the piped form.
-    text = with_outer_pipes(decode_text(path, read_bytes(path)))
-    headings = outline(text).headings
+    text = with_outer_pipes(text, structure.fences)
+    headings = structure.headings
     title = headings[0].title if headings else path.stem
     return [file_document(path, title, text, "md", front_matter=front_matter(text))]
 
