@@ -589,3 +589,22 @@ def test_discover_directories_globs_and_missing_paths(tmp_path):
     ]
     files, errors = discover(["docs/**/*.pdf"])
     assert [f.as_posix() for f in files] == ["docs/sub/c.pdf"] and errors == []
+
+
+def test_pdf_running_headers_and_footers_are_left_out(tmp_path):
+    """A header and a numbered footer on every page are no content; a line recurring inside the
+    pages' bodies stays."""
+    pdf = canvas.Canvas(str(tmp_path / "policy.pdf"))
+    for n, topic in enumerate(["Keys", "Roles", "Audit logs", "Backups"], start=1):
+        pdf.drawString(72, 800, "ACME Corp - Confidential")
+        for row, line in enumerate([f"{topic} are reviewed monthly.", "See the security handbook.",
+                                    f"{topic} have an owner.", f"Questions about {topic.lower()} go to the CISO."]):
+            pdf.drawString(72, 600 - 40 * row, line)
+        pdf.drawString(72, 40, f"Page {n} of 4")
+        pdf.showPage()
+    pdf.save()
+    [doc] = load(tmp_path / "policy.pdf")
+    assert "Confidential" not in doc.text and "of 4" not in doc.text
+    assert doc.text.count("See the security handbook.") == 4
+    assert [page for _, page in doc.pages] == [1, 2, 3, 4]
+    assert doc.text[doc.pages[2][0]:].startswith("Audit logs are reviewed monthly.")

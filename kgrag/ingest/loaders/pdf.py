@@ -1,13 +1,53 @@
-"""PDF through pypdfium2: the text layer page by page, with page start offsets."""
+"""PDF through pypdfium2: the text layer page by page, with page start offsets, without the
+running headers and footers every page repeats."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from kgrag.ingest.loaders.base import LoadError, check_readable, file_document, normalize_newlines
 from kgrag.types import Document
 
 PAGE_SEPARATOR = "\n\n"
+# A running header or footer: a line among the first or last EDGE_LINES of a page that recurs
+# (digits aside: "Page 3 of 20") at the edges of at least RUNNING_SHARE of the pages, and of
+# MIN_RUNNING_PAGES at least.
+EDGE_LINES = 2
+RUNNING_SHARE = 0.5
+MIN_RUNNING_PAGES = 3
+_DIGITS = re.compile(r"\d+")
+
+
+def without_running_lines(pages: list[tuple[int, str]]) -> list[tuple[int, str]]:
+    """(page number, text) pairs without their running headers and footers ("ACME Corp —
+    Confidential", "Page 3 of 20"): repeated on every page they are no content, yet they sat in
+    every chunk, matched every question naming the company and pushed real text out of the
+    chunk. A page left empty is left out."""
+    def key(line: str) -> str:
+        return _DIGITS.sub("#", " ".join(line.split()).casefold())
+
+    def edges(text: str) -> list[str]:
+        lines = [line for line in text.split("\n") if line.strip()]
+        return lines[:EDGE_LINES] + lines[-EDGE_LINES:]
+
+    seen: dict[str, int] = {}
+    for _, text in pages:
+        for k in {key(line) for line in edges(text)}:
+            seen[k] = seen.get(k, 0) + 1
+    least = max(MIN_RUNNING_PAGES, RUNNING_SHARE * len(pages))
+    running = {k for k, n in seen.items() if n >= least}
+    if not running:
+        return pages
+    out = []
+    for page_no, text in pages:
+        lines = text.split("\n")
+        filled = [i for i, line in enumerate(lines) if line.strip()]
+        edge = set(filled[:EDGE_LINES] + filled[-EDGE_LINES:])
+        kept = "\n".join(line for i, line in enumerate(lines) if not (i in edge and key(line) in running)).strip()
+        if kept:
+            out.append((page_no, kept))
+    return out
 
 
 def load_pdf(path: Path) -> list[Document]:
@@ -21,9 +61,7 @@ def load_pdf(path: Path) -> list[Document]:
             raise LoadError(path, "encrypted PDF (a password is needed to read it)") from None
         raise LoadError(path, f"not a valid PDF: {e}") from None
     try:
-        parts: list[str] = []
-        pages: list[tuple[int, int]] = []
-        offset = 0
+        read: list[tuple[int, str]] = []
         for page_no in range(1, len(pdf) + 1):
             try:
                 page = pdf[page_no - 1]
@@ -33,16 +71,20 @@ def load_pdf(path: Path) -> list[Document]:
                 page.close()
             except pdfium.PdfiumError as e:
                 raise LoadError(path, f"damaged PDF: page {page_no} cannot be read ({e})") from None
-            if not page_text:
-                continue  # an image-only page: nothing to cite on it
-            if parts:
-                offset += len(PAGE_SEPARATOR)
-            pages.append((offset, page_no))
-            parts.append(page_text)
-            offset += len(page_text)
+            if page_text:  # an image-only page has nothing to cite on it
+                read.append((page_no, page_text))
         title = (pdf.get_metadata_dict().get("Title") or "").strip() or path.stem
     finally:
         pdf.close()
+    parts: list[str] = []
+    pages: list[tuple[int, int]] = []
+    offset = 0
+    for page_no, page_text in without_running_lines(read):
+        if parts:
+            offset += len(PAGE_SEPARATOR)
+        pages.append((offset, page_no))
+        parts.append(page_text)
+        offset += len(page_text)
     if not parts:
         raise LoadError(path, "no text layer (scanned PDF?)")
     text = PAGE_SEPARATOR.join(parts)
