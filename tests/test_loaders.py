@@ -127,6 +127,16 @@ def test_an_html_definition_list_becomes_bold_terms_with_their_definitions(tmp_p
         "**SSO**: single sign-on.\n\nBold alone\n\nAdmins manage users.")
 
 
+def test_markdown_html_tables_become_markdown_tables_outside_code(tmp_path):
+    (tmp_path / "roles.md").write_text(
+        "# Roles\n\nIntro.\n<table><thead><tr><th>Role</th><th>Owner</th></tr></thead><tbody>"
+        '<tr><td><a href="/plans">Success Plans</a></td><td>CSM<br>team</td></tr></tbody></table>\nAfter.\n\n'
+        "```html\n<table><tr><td>kept</td></tr></table>\n```\n", encoding="utf-8")
+    assert load(tmp_path / "roles.md")[0].text == (
+        "# Roles\n\nIntro.\n\n| Role | Owner |\n| --- | --- |\n| Success Plans | CSM team |\n\nAfter.\n\n"
+        "```html\n<table><tr><td>kept</td></tr></table>\n```\n")
+
+
 def test_code_file_records_language(tmp_path):
     (tmp_path / "util.py").write_text("def f():\n    return 1\n")
     [doc] = load(tmp_path / "util.py")

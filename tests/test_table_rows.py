@@ -96,10 +96,22 @@ def _bare_markdown_table(folder: Path) -> Path:
     return folder / "executives.md"
 
 
-@pytest.mark.parametrize("write", [_word_table, _bare_markdown_table])
-def test_a_word_or_bare_markdown_table_row_is_answered_with_its_columns_named(tmp_path, embedder, recognizer, write):
-    """A Word table or a Markdown table without outer pipes is a Markdown table once loaded: the
-    row a question asks about is read with its columns named, as a piped table's would be."""
+def _html_table_in_markdown(folder: Path) -> Path:
+    """A Markdown page embedding its table as raw HTML, as handbooks do for wide tables."""
+    head, *rows = EXECUTIVES
+    html = ("<table><thead><tr>" + "".join(f"<th>{c}</th>" for c in head) + "</tr></thead><tbody>"
+            + "".join("<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>" for row in rows) + "</tbody></table>")
+    (folder / "executives.md").write_text(f"# Executives\n\nEach executive has a channel of their own.\n{html}\n",
+                                          encoding="utf-8")
+    return folder / "executives.md"
+
+
+@pytest.mark.parametrize("write", [_word_table, _bare_markdown_table, _html_table_in_markdown])
+def test_a_word_bare_or_html_markdown_table_row_is_answered_with_its_columns_named(tmp_path, embedder, recognizer,
+                                                                                   write):
+    """A Word table, a Markdown table without outer pipes or an HTML table inside Markdown is a
+    Markdown table once loaded: the row a question asks about is read with its columns named,
+    as a piped table's would be."""
     kb = ingested_kb(tmp_path / "kb", embedder, recognizer, [write(tmp_path)], 1)
     try:
         answer = extractive_answer(kb, "Who is the assistant of the CLO?")

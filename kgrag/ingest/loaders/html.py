@@ -7,6 +7,7 @@ records ``section_path`` and keeps code whole for HTML exactly as for Markdown f
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from pathlib import Path
 
 from bs4 import BeautifulSoup, Comment, Declaration, Doctype, NavigableString, ProcessingInstruction, Tag
@@ -39,6 +40,40 @@ _AROUND_NEWLINE = re.compile(r" *\n *")
 
 def _plain(node: Tag) -> str:
     return _SPACES.sub(" ", node.get_text(" ")).strip()
+
+
+def table_markdown(table: Tag) -> str:
+    """An HTML table as a Markdown table (``markdown_table``): the first row is a header when it
+    is all ``<th>`` cells or the table's ``<thead>``."""
+    rows = table.find_all("tr")
+    cells = [tr.find_all(["td", "th"], recursive=False) for tr in rows]
+    header = bool(cells) and bool(cells[0]) and (
+        all(cell.name == "th" for cell in cells[0]) or rows[0].find_parent("thead") is not None)
+    return markdown_table([[_plain(cell) for cell in row] for row in cells], header)
+
+
+_HTML_TABLE = re.compile(r"<table\b.*?</table\s*>", re.IGNORECASE | re.DOTALL)
+
+
+def html_tables_as_markdown(text: str, code: Sequence[tuple[int, int]] = ()) -> str:
+    """A Markdown text with the raw HTML tables it embeds (handbooks write wide or merged-cell
+    tables so) as Markdown tables, which every table reader reads; a table inside ``code``
+    (fenced blocks' character spans), or holding a nested table, is left as written."""
+    if "<table" not in text.lower():
+        return text
+
+    def as_markdown(m: re.Match[str]) -> str:
+        if any(s <= m.start() < e for s, e in code) or "<table" in m.group(0)[6:].lower():
+            return m.group(0)
+        table = BeautifulSoup(m.group(0), "lxml").find("table")
+        converted = table_markdown(table) if isinstance(table, Tag) else ""
+        if not converted:
+            return m.group(0)
+        before = len(text[: m.start()]) - len(text[: m.start()].rstrip("\n"))  # its own blank line
+        after = len(text[m.end():]) - len(text[m.end():].lstrip("\n"))
+        return "\n" * max(0, 2 - before) + converted + "\n" * max(0, 2 - after)
+
+    return _HTML_TABLE.sub(as_markdown, text)
 
 
 def _definitions(dl: Tag) -> list[tuple[str, list[str]]]:
@@ -130,12 +165,7 @@ class _MarkdownWriter:
             self.walk(tag, depth)
             self.end_block()
         elif name == "table":
-            rows = tag.find_all("tr")
-            cells = [tr.find_all(["td", "th"], recursive=False) for tr in rows]
-            # The first row is a header when it is all <th> or the table's <thead>.
-            header = bool(cells) and bool(cells[0]) and (
-                all(cell.name == "th" for cell in cells[0]) or rows[0].find_parent("thead") is not None)
-            self.block(markdown_table([[_plain(cell) for cell in row] for row in cells], header))
+            self.block(table_markdown(tag))
         elif name == "dl":
             self.end_block()
             for term, definitions in _definitions(tag):

@@ -7,6 +7,7 @@ from pathlib import Path
 from kgrag.ingest.chunking.markdown import outline
 from kgrag.ingest.loaders.base import decode_text, file_document, read_bytes
 from kgrag.ingest.loaders.front_matter import front_matter
+from kgrag.ingest.loaders.html import html_tables_as_markdown
 from kgrag.text.markdown_tables import with_outer_pipes
 from kgrag.types import Document
 
@@ -40,9 +41,11 @@ def load_text(path: Path) -> list[Document]:
 
 
 def load_markdown(path: Path) -> list[Document]:
+    # Tables embedded as HTML, or written without outer pipes, become the piped Markdown tables
+    # every reader of tables reads.
     text = decode_text(path, read_bytes(path))
+    text = html_tables_as_markdown(text, outline(text).fences)
     structure = outline(text)
-    # Tables written without outer pipes get them: every reader of tables reads the piped form.
     text = with_outer_pipes(text, structure.fences)
     headings = structure.headings
     title = headings[0].title if headings else path.stem
