@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -117,3 +117,19 @@ def file_document(
         format=fmt,
         **fields,
     )
+
+
+PAGE_SEPARATOR = "\n\n"
+
+
+def paged_document(path: Path, title: str, pages: Sequence[tuple[int, str]], fmt: str) -> Document:
+    """One Document of numbered pages ((page number, text): a PDF's pages, a deck's slides),
+    joined by ``PAGE_SEPARATOR``, each page's start offset kept so chunks know their page."""
+    starts: list[tuple[int, int]] = []
+    offset = 0
+    for number, text in pages:
+        starts.append((offset, number))
+        offset += len(text) + len(PAGE_SEPARATOR)
+    text = PAGE_SEPARATOR.join(text for _, text in pages)
+    # Page starts change the chunks' page numbers, so they are part of the content hash.
+    return file_document(path, title, text, fmt, pages=starts, hash_extra=(repr(starts),))

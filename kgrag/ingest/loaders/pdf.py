@@ -6,10 +6,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from kgrag.ingest.loaders.base import LoadError, check_readable, file_document, normalize_newlines
+from kgrag.ingest.loaders.base import LoadError, check_readable, normalize_newlines, paged_document
 from kgrag.types import Document
 
-PAGE_SEPARATOR = "\n\n"
 # A running header or footer: a line among the first or last EDGE_LINES of a page that recurs
 # (digits aside: "Page 3 of 20") at the edges of at least RUNNING_SHARE of the pages, and of
 # MIN_RUNNING_PAGES at least.
@@ -76,17 +75,7 @@ def load_pdf(path: Path) -> list[Document]:
         title = (pdf.get_metadata_dict().get("Title") or "").strip() or path.stem
     finally:
         pdf.close()
-    parts: list[str] = []
-    pages: list[tuple[int, int]] = []
-    offset = 0
-    for page_no, page_text in without_running_lines(read):
-        if parts:
-            offset += len(PAGE_SEPARATOR)
-        pages.append((offset, page_no))
-        parts.append(page_text)
-        offset += len(page_text)
-    if not parts:
+    pages = without_running_lines(read)
+    if not pages:
         raise LoadError(path, "no text layer (scanned PDF?)")
-    text = PAGE_SEPARATOR.join(parts)
-    # Page starts change the chunks' page numbers, so they are part of the content hash.
-    return [file_document(path, title, text, "pdf", pages=pages, hash_extra=(repr(pages),))]
+    return [paged_document(path, title, pages, "pdf")]

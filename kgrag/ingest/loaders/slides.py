@@ -13,15 +13,13 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from kgrag.ingest.loaders.base import LoadError, check_readable, file_document
+from kgrag.ingest.loaders.base import LoadError, check_readable, paged_document
 from kgrag.text.markdown_tables import markdown_table
 from kgrag.types import Document
 
 if TYPE_CHECKING:  # python-pptx is imported when a .pptx is loaded
     from pptx.shapes.base import BaseShape
     from pptx.slide import Slide
-
-SLIDE_SEPARATOR = "\n\n"
 
 
 def load_pptx(path: Path) -> list[Document]:
@@ -33,9 +31,7 @@ def load_pptx(path: Path) -> list[Document]:
         deck = Presentation(str(path))
     except (PackageNotFoundError, zipfile.BadZipFile, KeyError, ValueError) as e:
         raise LoadError(path, f"not a valid .pptx file: {e or type(e).__name__}") from None
-    parts: list[str] = []
-    pages: list[tuple[int, int]] = []
-    offset = 0
+    slides: list[tuple[int, str]] = []
     first_title = ""
     for number, slide in enumerate(deck.slides, start=1):
         title = _title(slide)
@@ -43,17 +39,11 @@ def load_pptx(path: Path) -> list[Document]:
         if not body and not title:
             continue  # a picture-only slide: nothing to cite on it
         first_title = first_title or title
-        text = f"## {title or f'Slide {number}'}" + (f"\n\n{body}" if body else "")
-        if parts:
-            offset += len(SLIDE_SEPARATOR)
-        pages.append((offset, number))
-        parts.append(text)
-        offset += len(text)
-    if not parts:
+        slides.append((number, f"## {title or f'Slide {number}'}" + (f"\n\n{body}" if body else "")))
+    if not slides:
         raise LoadError(path, "no text on any slide")
     title = (deck.core_properties.title or "").strip() or first_title or path.stem
-    # Slide starts change the chunks' page numbers, so they are part of the content hash.
-    return [file_document(path, title, SLIDE_SEPARATOR.join(parts), "pptx", pages=pages, hash_extra=(repr(pages),))]
+    return [paged_document(path, title, slides, "pptx")]
 
 
 def _title(slide: Slide) -> str:
