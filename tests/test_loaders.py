@@ -587,6 +587,7 @@ def test_discover_directories_globs_and_missing_paths(tmp_path):
         "docs/.hidden.md",
         "docs/.git/x.md",
         "docs/img.png",
+        "docs/~$report.docx",  # Office's lock file beside an open document
     ]:
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text("x")

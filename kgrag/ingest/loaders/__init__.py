@@ -77,6 +77,12 @@ def _hidden(name: str) -> bool:
     return name.startswith(".")
 
 
+def _lock_file(name: str) -> bool:
+    """"~$report.docx": the lock file Office writes beside a document someone has open (a few
+    bytes of owner name, no document): in a shared folder it failed every ingest of it."""
+    return name.startswith("~$")
+
+
 def _walk(directory: Path) -> list[Path]:
     found: list[Path] = []
     for root, dirs, files in os.walk(directory):
@@ -90,7 +96,7 @@ def _is_glob(pattern: str) -> bool:
 
 
 def _supported(paths: list[Path]) -> list[Path]:
-    return [p for p in paths if p.suffix.lower() in SUPPORTED_SUFFIXES]
+    return [p for p in paths if p.suffix.lower() in SUPPORTED_SUFFIXES and not _lock_file(p.name)]
 
 
 def discover(paths: Sequence[str | Path]) -> tuple[list[Path], list[LoadError]]:
@@ -98,7 +104,7 @@ def discover(paths: Sequence[str | Path]) -> tuple[list[Path], list[LoadError]]:
 
     Files named explicitly are returned whatever their type (``load`` then says why one is
     unsupported); directories and globs contribute only supported files, skipping hidden
-    files and directories. A path that matches nothing is an error in the second list.
+    files and directories and Office's lock files ("~$report.docx"). A path that matches nothing is an error in the second list.
     """
     files: dict[str, Path] = {}  # keyed by absolute path: one file named twice loads once
     errors: list[LoadError] = []
