@@ -142,7 +142,7 @@ def test_glossary_aliases_are_one_entity(components, tmp_path):
 def _make_bad_files(folder: Path) -> None:
     (folder / "corrupt.pdf").write_bytes(b"%PDF-1.7\n" + os.urandom(2000))
     (folder / "broken-link.txt").symlink_to(folder / "does-not-exist.txt")
-    (folder / "slides.pptx").write_bytes(b"PK\x03\x04 not really a presentation")
+    (folder / "diagram.vsdx").write_bytes(b"PK\x03\x04 not really a drawing")
 
 
 def test_bad_files_reported_good_files_ingested(tmp_path, settings):
@@ -151,16 +151,16 @@ def test_bad_files_reported_good_files_ingested(tmp_path, settings):
     _make_bad_files(tmp_path)
     env = {**os.environ, "KGRAG_DATA_DIR": str(settings.data_dir)}
     proc = subprocess.run(
-        [sys.executable, "-m", "kgrag.cli", "ingest", str(tmp_path), str(tmp_path / "slides.pptx"),
+        [sys.executable, "-m", "kgrag.cli", "ingest", str(tmp_path), str(tmp_path / "diagram.vsdx"),
          str(tmp_path / "broken-link.txt"), "--json", "--no-progress"],
         capture_output=True, text=True, env=env, timeout=600,
     )
     assert proc.returncode == 1, proc.stderr
     out = json.loads(proc.stdout)
     failed = {Path(f["path"]).name: f["reason"] for f in out["failed"]}
-    assert set(failed) == {"corrupt.pdf", "broken-link.txt", "slides.pptx"}
+    assert set(failed) == {"corrupt.pdf", "broken-link.txt", "diagram.vsdx"}
     assert "PDF" in failed["corrupt.pdf"]
-    assert "unsupported" in failed["slides.pptx"]
+    assert "unsupported" in failed["diagram.vsdx"]
     assert out["documents"]["new"] == 6 and out["documents"]["failed"] == 3
     assert out["totals"]["documents"] == 6
 
