@@ -133,12 +133,10 @@ def _table_run(anchor: Item, items: list[Item]) -> list[Item]:
     for item in items:
         blocks.setdefault((id(item.source), item.block), []).append(item)
     run = blocks.pop((id(anchor.source), anchor.block))
-    while (before := next((b for b in blocks.values() if _goes_on(b, run)), None)) is not None:
-        blocks = {k: b for k, b in blocks.items() if b is not before}
-        run = before + run
-    while (after := next((b for b in blocks.values() if _goes_on(run, b)), None)) is not None:
-        blocks = {k: b for k, b in blocks.items() if b is not after}
-        run = run + after
+    while (before := next((k for k, b in blocks.items() if _goes_on(b, run)), None)) is not None:
+        run = blocks.pop(before) + run
+    while (after := next((k for k, b in blocks.items() if _goes_on(run, b)), None)) is not None:
+        run = run + blocks.pop(after)
     return run
 
 

@@ -68,10 +68,10 @@ def neighbour(anchor: Chunk, direction: str, get: GetChunks) -> Chunk | None:
 
 def _table_goes_on(anchor: Chunk, adjacent: Chunk, step: int) -> bool:
     """Whether a table runs from one of the two chunks into the other: the later one opens
-    inside a table below its header (``Chunk.table_header``), in the same section. Then the
+    inside a table below its header (``Chunk.table_header_cells``), in the same section. Then the
     row next to the cited one may be the adjacent chunk's, not the next section's."""
     later = adjacent if step == 1 else anchor
-    return bool(later.table_header) and adjacent.section_path == anchor.section_path
+    return bool(later.table_header_cells) and adjacent.section_path == anchor.section_path
 
 
 def place_cited(hits: Sequence[Hit], anchor: Chunk, near: Chunk | None, direction: str | None) -> list[Hit]:

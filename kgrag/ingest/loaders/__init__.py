@@ -104,7 +104,8 @@ def discover(paths: Sequence[str | Path]) -> tuple[list[Path], list[LoadError]]:
 
     Files named explicitly are returned whatever their type (``load`` then says why one is
     unsupported); directories and globs contribute only supported files, skipping hidden
-    files and directories and Office's lock files ("~$report.docx"). A path that matches nothing is an error in the second list.
+    files and directories and Office's lock files ("~$report.docx"). A path that matches
+    nothing is an error in the second list.
     """
     files: dict[str, Path] = {}  # keyed by absolute path: one file named twice loads once
     errors: list[LoadError] = []

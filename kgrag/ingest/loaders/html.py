@@ -69,9 +69,11 @@ def html_tables_as_markdown(text: str, code: Sequence[tuple[int, int]] = ()) -> 
         converted = table_markdown(table) if isinstance(table, Tag) else ""
         if not converted:
             return m.group(0)
-        before = len(text[: m.start()]) - len(text[: m.start()].rstrip("\n"))  # its own blank line
-        after = len(text[m.end():]) - len(text[m.end():].lstrip("\n"))
-        return "\n" * max(0, 2 - before) + converted + "\n" * max(0, 2 - after)
+        before = text[max(0, m.start() - 2): m.start()]  # a blank line each side, no more
+        after = text[m.end(): m.end() + 2]
+        lead = 2 - (len(before) - len(before.rstrip("\n")))
+        trail = 2 - (len(after) - len(after.lstrip("\n")))
+        return "\n" * lead + converted + "\n" * trail
 
     return _HTML_TABLE.sub(as_markdown, text)
 

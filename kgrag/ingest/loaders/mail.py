@@ -20,7 +20,7 @@ from kgrag.ingest.loaders.base import LoadError, file_document, normalize_newlin
 from kgrag.ingest.loaders.html import html_to_markdown
 from kgrag.types import Document
 
-_PEOPLE = (("From", "From"), ("To", "To"), ("Cc", "Cc"))
+_PEOPLE = ("From", "To", "Cc")
 
 
 def load_eml(path: Path) -> list[Document]:
@@ -30,7 +30,7 @@ def load_eml(path: Path) -> list[Document]:
         raise LoadError(path, "not an e-mail message (no headers)")
     subject = " ".join(str(message.get("Subject", "")).split())
     body = _body(message)
-    head = [f"{label}: {_people(message, name)}" for name, label in _PEOPLE if message.get(name)]
+    head = [f"{name}: {_people(message, name)}" for name in _PEOPLE if message.get(name)]
     attachments = [name for part in message.iter_attachments() if (name := part.get_filename())]
     if attachments:
         head.append(f"Attachments: {', '.join(attachments)}")

@@ -26,27 +26,28 @@ def without_running_lines(pages: list[tuple[int, str]]) -> list[tuple[int, str]]
     def key(line: str) -> str:
         return _DIGITS.sub("#", " ".join(line.split()).casefold())
 
-    def edges(text: str) -> list[str]:
-        lines = [line for line in text.split("\n") if line.strip()]
-        return lines[:EDGE_LINES] + lines[-EDGE_LINES:]
-
+    split = [(page_no, text.split("\n")) for page_no, text in pages]
+    edges = [_edge_lines(lines) for _, lines in split]
     seen: dict[str, int] = {}
-    for _, text in pages:
-        for k in {key(line) for line in edges(text)}:
+    for (_, lines), edge in zip(split, edges, strict=True):
+        for k in {key(lines[i]) for i in edge}:
             seen[k] = seen.get(k, 0) + 1
     least = max(MIN_RUNNING_PAGES, RUNNING_SHARE * len(pages))
     running = {k for k, n in seen.items() if n >= least}
     if not running:
         return pages
     out = []
-    for page_no, text in pages:
-        lines = text.split("\n")
-        filled = [i for i, line in enumerate(lines) if line.strip()]
-        edge = set(filled[:EDGE_LINES] + filled[-EDGE_LINES:])
+    for (page_no, lines), edge in zip(split, edges, strict=True):
         kept = "\n".join(line for i, line in enumerate(lines) if not (i in edge and key(line) in running)).strip()
         if kept:
             out.append((page_no, kept))
     return out
+
+
+def _edge_lines(lines: list[str]) -> set[int]:
+    """Indices of a page's first and last ``EDGE_LINES`` lines holding text."""
+    filled = [i for i, line in enumerate(lines) if line.strip()]
+    return set(filled[:EDGE_LINES] + filled[-EDGE_LINES:])
 
 
 def load_pdf(path: Path) -> list[Document]:

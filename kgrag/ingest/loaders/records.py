@@ -12,6 +12,7 @@ import csv
 import datetime as dt
 import io
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
 from kgrag.ingest.loaders.base import (
@@ -40,13 +41,26 @@ def _check_unique(path: Path, seen: dict[str, int], doc_id: str, where: int, uni
     seen[doc_id] = where
 
 
-def _record(path: Path, header: list[str], values: list[str], default_id: str, seen: dict[str, int], where: int,
+@dataclass(frozen=True)
+class _Header:
+    """A file's (or sheet's) column names, and which of them gives a row its id and its title."""
+
+    names: list[str]
+    id_col: str | None
+    title_col: str | None
+
+    @classmethod
+    def of(cls, names: list[str]) -> _Header:
+        return cls(names, _column(names, _ID_COLUMNS), _column(names, _TITLE_COLUMNS))
+
+
+def _record(path: Path, header: _Header, values: list[str], default_id: str, seen: dict[str, int], where: int,
             fmt: str, metadata: dict) -> Document:
     """One row as a Document: its cells as "column: value" lines (blanks left out, a short row's
     missing cells blank), its id and title from an ``id`` / ``title`` or ``name`` column when
     the header has one (else ``default_id``, no title)."""
-    row = {col: value.strip() for col, value in zip(header, values, strict=False)}
-    id_col, title_col = _column(header, _ID_COLUMNS), _column(header, _TITLE_COLUMNS)
+    row = {col: value.strip() for col, value in zip(header.names, values, strict=False)}
+    id_col, title_col = header.id_col, header.title_col
     doc_id = (row.get(id_col) if id_col else "") or default_id
     _check_unique(path, seen, doc_id, where, "row")
     title = (row.get(title_col) if title_col else "") or ""
@@ -77,14 +91,14 @@ def load_xlsx(path: Path) -> list[Document]:
         for sheet in workbook.worksheets:
             if sheet.sheet_state != "visible":
                 continue
-            header: list[str] | None = None
+            header: _Header | None = None
             row_no = 0
             for cells in sheet.iter_rows(values_only=True):
                 values = [_cell_text(v) for v in cells]
                 if not any(v.strip() for v in values):
                     continue
                 if header is None:
-                    header = [v.strip() or f"column {i + 1}" for i, v in enumerate(values)]
+                    header = _Header.of([v.strip() or f"column {i + 1}" for i, v in enumerate(values)])
                     continue
                 row_no += 1
                 docs.append(_record(path, header, values, f"{file_id}#{sheet.title}#row{row_no}", seen,
@@ -121,6 +135,7 @@ def load_csv(path: Path) -> list[Document]:
         raise LoadError(path, "empty CSV file (no header row)") from None
     except csv.Error as e:
         raise LoadError(path, f"malformed CSV on line 1: {e}") from None
+    columns = _Header.of(header)
     file_id = document_id(path)
     docs: list[Document] = []
     seen: dict[str, int] = {}
@@ -134,7 +149,7 @@ def load_csv(path: Path) -> list[Document]:
                 raise LoadError(
                     path, f"line {reader.line_num}: {len(values)} fields but the header has {len(header)}"
                 )
-            docs.append(_record(path, header, values, f"{file_id}#row{row_no}", seen, row_no, "csv", {"row": row_no}))
+            docs.append(_record(path, columns, values, f"{file_id}#row{row_no}", seen, row_no, "csv", {"row": row_no}))
     except csv.Error as e:
         raise LoadError(path, f"malformed CSV on line {reader.line_num}: {e}") from None
     if not docs:

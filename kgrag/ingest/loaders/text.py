@@ -44,8 +44,9 @@ def load_markdown(path: Path) -> list[Document]:
     # Tables embedded as HTML, or written without outer pipes, become the piped Markdown tables
     # every reader of tables reads.
     text = decode_text(path, read_bytes(path))
-    text = html_tables_as_markdown(text, outline(text).fences)
     structure = outline(text)
+    if (converted := html_tables_as_markdown(text, structure.fences)) != text:
+        text, structure = converted, outline(converted)  # its fences moved
     text = with_outer_pipes(text, structure.fences)
     headings = structure.headings
     title = headings[0].title if headings else path.stem
