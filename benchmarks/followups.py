@@ -83,7 +83,8 @@ def main() -> None:
     from kgrag.components import Components
     from kgrag.config import Settings
     from kgrag.eval.answers import answer_contains
-    from kgrag.retrieve.followup import Turn, remembered_chunks
+    from kgrag.retrieve.followup import remembered_chunks
+    from kgrag.types import Turn
 
     work = args.work or Path(tempfile.mkdtemp(prefix="kgrag-followups-"))
     pages = work / "pages"

@@ -25,9 +25,9 @@ MINILM_DIM = 384  # all-MiniLM-L6-v2, the embedder of every knowledge base built
 
 if TYPE_CHECKING:  # imported lazily at run time: the models they load are heavy
     from kgrag.generate.generator import Generator
-    from kgrag.generate.query_llm import LLMQueryRewriter
+    from kgrag.retrieve.llm_rewrites import LLMDriver
     from kgrag.retrieve.pipeline import Retriever
-    from kgrag.retrieve.rewrite import LLMDriver
+    from kgrag.retrieve.query_llm import LLMQueryRewriter
 
 
 class Components:
@@ -178,7 +178,7 @@ class Components:
             if self.settings.llm.model:
                 from functools import partial
 
-                from kgrag.generate.rewrite import rewrite_followup
+                from kgrag.retrieve.followup_llm import rewrite_followup
 
                 rewriter = partial(rewrite_followup, self.settings.llm)
             self._retriever = Retriever(
@@ -193,17 +193,17 @@ class Components:
     def query_llm(self) -> LLMQueryRewriter | None:
         """The LLM that rewrites questions and judges iteration rounds (None without llm.model)."""
         if self._query_llm is None and self.settings.llm.model:
-            from kgrag.generate.query_llm import LLMQueryRewriter
+            from kgrag.retrieve.query_llm import LLMQueryRewriter
 
             self._query_llm = LLMQueryRewriter(self.settings.llm)
         return self._query_llm
 
     @property
     def llm_driver(self) -> LLMDriver | None:
-        """The LLM iteration driver (``kgrag.retrieve.rewrite.LLMDriver``), falling back to the
+        """The LLM iteration driver (``kgrag.retrieve.llm_rewrites.LLMDriver``), falling back to the
         retriever's LLM-free one; None without llm.model."""
         if self._llm_driver is None and self.query_llm is not None:
-            from kgrag.retrieve.rewrite import LLMDriver
+            from kgrag.retrieve.llm_rewrites import LLMDriver
 
             retriever = self.retriever
             self._llm_driver = LLMDriver(
@@ -218,7 +218,7 @@ class Components:
             return self.retriever.entity_driver
         if self.llm_driver is not None:
             return self.llm_driver
-        from kgrag.retrieve.rewrite import LLMDriver
+        from kgrag.retrieve.llm_rewrites import LLMDriver
 
         retriever = self.retriever
         return LLMDriver(None, retriever.entity_driver, self._texts_in_order,

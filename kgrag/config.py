@@ -13,7 +13,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 from pathlib import Path
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic_settings import (
@@ -24,7 +24,6 @@ from pydantic_settings import (
 )
 
 from kgrag.errors import ConfigError
-from kgrag.stores.factory import ChunkStoreKind, GraphStoreKind
 
 
 class _Section(BaseModel):
@@ -166,10 +165,10 @@ class RetrievalSettings(_Section):
     # Who plans the rounds: "entities" (LLM-free) or "llm" (needs llm.model; without one the
     # LLM-free driver plans them).
     iterate_driver: Literal["entities", "llm"] = "entities"
-    # The LLM driver's guard instead (`+iter-llm`, kgrag/retrieve/rewrite.py): each of its
+    # The LLM driver's guard instead (`+iter-llm`, kgrag/retrieve/llm_rewrites.py): each of its
     # rounds waits on the LLM, seconds on a local model.
     iterate_llm_ms: float = Field(60000.0, gt=0)
-    # LLM query rewriting (kgrag/retrieve/rewrite.py), each off by default and a no-op without
+    # LLM query rewriting (kgrag/retrieve/llm_rewrites.py), each off by default and a no-op without
     # llm.model: one LLM call each before the paths run (SmolLM2-135M on 2 shared cores: 2-10 s).
     # hyde: the dense path also searches with a hypothetical answer passage. multi_query:
     # `multi_query_n` paraphrases, each searched on every path. decompose: sub-questions of a
@@ -268,6 +267,15 @@ class ServerSettings(_Section):
     conversation_max_turns: int = Field(20, ge=1, le=100)
 
 
+# The store kinds a knowledge base's two halves may live in (``kgrag.stores.factory`` builds
+# each). The embedded kind (files under the data dir) serves both halves; the others are servers.
+ChunkStoreKind = Literal["sqlite", "elasticsearch"]
+GraphStoreKind = Literal["sqlite", "neo4j"]
+CHUNK_STORE_KINDS: tuple[str, ...] = get_args(ChunkStoreKind)
+GRAPH_STORE_KINDS: tuple[str, ...] = get_args(GraphStoreKind)
+EMBEDDED: Literal["sqlite"] = "sqlite"
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix="KGRAG_",
@@ -276,7 +284,7 @@ class Settings(BaseSettings):
     )
 
     data_dir: Path = Path("./data")
-    chunk_store: ChunkStoreKind = "sqlite"  # the kinds: kgrag.stores.factory
+    chunk_store: ChunkStoreKind = "sqlite"
     graph_store: GraphStoreKind = "sqlite"
     chunking: ChunkingSettings = Field(default_factory=ChunkingSettings)
     metadata: MetadataSettings = Field(default_factory=MetadataSettings)

@@ -209,3 +209,15 @@ class GraphPath:
     @property
     def hops(self) -> int:
         return len(self.nodes) - 1
+
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One earlier exchange: what the user asked and, optionally, what was answered and the
+    chunks the answer cited (or, for a turn that only retrieved, the hit shown first): a
+    follow-up that asks for "the next one" means the neighbour of *that* chunk."""
+
+    question: str
+    answer: str | None = None
+    cited: tuple[str, ...] = ()

@@ -18,9 +18,8 @@ from kgrag.eval.data import EvalDataError, check_gold_in_corpus, load_corpus, lo
 from kgrag.eval.kb import MANIFEST, KnowledgeBaseError, default_kb_dir, reset_kb_dir
 from kgrag.eval.runner import EvalConfigError, parse_modes, run_eval
 from kgrag.generate.types import Answer, Citation
-from kgrag.retrieve.followup import Turn
 from kgrag.retrieve.types import Hit
-from kgrag.types import Chunk
+from kgrag.types import Chunk, Turn
 from tests.conftest import bench_path, write_jsonl
 
 LOG2_3 = math.log2(3)

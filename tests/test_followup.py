@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from kgrag.retrieve.followup import Turn, asks_by_position, complete, content_terms, followup_reason
+from kgrag.retrieve.followup import asks_by_position, complete, content_terms, followup_reason
 from kgrag.retrieve.trace import result_dict
 from kgrag.retrieve.types import LinkedEntity
+from kgrag.types import Turn
 from tests.conftest import ingested_kb
 
 FIXTURE = Path(__file__).parent / "fixtures" / "conversation"
@@ -151,14 +152,14 @@ def _berlin_followup():
     ("What is the phone number of the Berlin office? " * 20, "longer than"),
 ])
 def test_llm_rewrites_that_break_a_constraint_are_rejected(reply, why):
-    from kgrag.generate.rewrite import RewriteRejected, accept
+    from kgrag.retrieve.followup_llm import RewriteRejected, accept
 
     with pytest.raises(RewriteRejected, match=why):
         accept(reply, _berlin_followup())
 
 
 def test_a_good_llm_rewrite_is_taken_from_its_first_line_without_a_label():
-    from kgrag.generate.rewrite import accept
+    from kgrag.retrieve.followup_llm import accept
 
     reply = 'Rewritten question: "What is the phone number of the Berlin office?"\nThis replaces "its".'
     assert accept(reply, _berlin_followup()) == "What is the phone number of the Berlin office?"
@@ -171,7 +172,7 @@ def test_an_unreachable_llm_falls_back_to_the_rule_and_says_why(offices):
     from functools import partial
 
     from kgrag.config import LLMSettings
-    from kgrag.generate.rewrite import rewrite_followup
+    from kgrag.retrieve.followup_llm import rewrite_followup
     from kgrag.retrieve.pipeline import Retriever
 
     with socket.socket() as s:  # a port nothing listens on

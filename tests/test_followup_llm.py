@@ -8,10 +8,10 @@ from functools import partial
 
 import pytest
 
-from kgrag.generate.rewrite import accept, rewrite_followup
-from kgrag.retrieve.followup import Turn
+from kgrag.retrieve.followup_llm import accept, rewrite_followup
 from kgrag.retrieve.pipeline import Retriever
 from kgrag.retrieve.trace import result_dict
+from kgrag.types import Turn
 from tests.llm_server import llm_settings  # noqa: F401  (session fixture: the running server)
 from tests.test_followup import offices  # noqa: F401  (module fixture: the office pages)
 

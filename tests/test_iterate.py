@@ -8,11 +8,10 @@ import time
 import pytest
 
 from kgrag.eval.runner import EvalConfigError, parse_mode, parse_modes, run_eval
-from kgrag.retrieve.followup import Turn
 from kgrag.retrieve.fusion import Fused, Fusion
 from kgrag.retrieve.iterate import DENSE_CONTEXT_CHARS, DENSE_CONTEXT_UNITS, EntityFeedbackDriver, RoundPlan, run_rounds
 from kgrag.retrieve.types import LinkedEntity, PathResult, Query
-from kgrag.types import ScoredId
+from kgrag.types import ScoredId, Turn
 from tests.conftest import write_jsonl
 
 TWO_HOP = "In which city was the director of Glass Harbor born?"

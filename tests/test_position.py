@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from kgrag.retrieve.followup import Turn, asked_direction, complete
+from kgrag.retrieve.followup import asked_direction, complete
 from kgrag.retrieve.position import NEIGHBOUR
 from kgrag.retrieve.trace import result_dict
+from kgrag.types import Turn
 from tests.conftest import ingested_kb
 
 PAGE = Path(__file__).parent / "fixtures" / "positions" / "slack-channels.md"

@@ -9,9 +9,9 @@ import pytest
 from kgrag.config import LLMSettings
 from kgrag.generate.positional import PositionAsked, readable, source_items
 from kgrag.generate.types import Source
-from kgrag.retrieve.followup import Turn, complete
+from kgrag.retrieve.followup import complete
 from kgrag.retrieve.types import Hit
-from kgrag.types import Chunk
+from kgrag.types import Chunk, Turn
 
 HANDBOOK = """# Company handbook
 

@@ -17,8 +17,11 @@ import pytest
 from kgrag.components import Components
 from kgrag.config import LLMSettings, Settings
 from kgrag.eval.runner import EvalConfigError, parse_mode, run_eval
-from kgrag.generate.llm import complete_json
-from kgrag.generate.query_llm import (
+from kgrag.lexicon.scripts import has_han
+from kgrag.models.llm import complete_json
+from kgrag.retrieve.llm_rewrites import REWRITES, LLMDriver
+from kgrag.retrieve.pipeline import RetrievalError, Retriever
+from kgrag.retrieve.query_llm import (
     PROMPT_KINDS,
     PROMPTS,
     LLMQueryRewriter,
@@ -29,12 +32,9 @@ from kgrag.generate.query_llm import (
     messages_for,
     schema_for,
 )
-from kgrag.lexicon.scripts import has_han
-from kgrag.retrieve.followup import Turn
-from kgrag.retrieve.pipeline import RetrievalError, Retriever
-from kgrag.retrieve.rewrite import REWRITES, LLMDriver
 from kgrag.retrieve.trace import result_dict
 from kgrag.server.app import create_app
+from kgrag.types import Turn
 from tests.chat_server import chat_server, schema_key
 from tests.conftest import TWO_HOP, write_jsonl
 

@@ -11,10 +11,10 @@ import json
 
 import pytest
 
-from kgrag.generate.llm import complete_json
-from kgrag.generate.query_llm import LLMQueryRewriter, messages_for, schema_for
+from kgrag.models.llm import complete_json
+from kgrag.retrieve.llm_rewrites import LLMDriver
 from kgrag.retrieve.pipeline import Retriever
-from kgrag.retrieve.rewrite import LLMDriver
+from kgrag.retrieve.query_llm import LLMQueryRewriter, messages_for, schema_for
 from kgrag.retrieve.trace import result_dict
 from tests.llm_server import llm_settings  # noqa: F401  (session fixture: the running server)
 

@@ -15,8 +15,8 @@ from click.testing import CliRunner
 
 from kgrag.cli import main
 from kgrag.conversations import ConversationStore
-from kgrag.retrieve.followup import Turn
 from kgrag.server.app import create_app
+from kgrag.types import Turn
 from tests.conftest import REPO
 from tests.live_server import start_server
 from tests.test_aliases import QUESTION, ingest_seed

@@ -179,19 +179,20 @@ def test_test_launchers_are_outside_the_runtime():
 
 # -- the store kinds -----------------------------------------------------------------------------
 def test_store_kinds_are_named_once_and_agree_everywhere(tmp_path):
+    from kgrag import config
     from kgrag.config import Settings
     from kgrag.errors import ConfigError
     from kgrag.stores import factory
     from kgrag.transfer.plan import KINDS, parse_kinds
 
-    assert Settings.model_fields["chunk_store"].annotation is factory.ChunkStoreKind
-    assert Settings.model_fields["graph_store"].annotation is factory.GraphStoreKind
-    assert factory.CHUNK_STORE_KINDS == ("sqlite", "elasticsearch")
-    assert factory.GRAPH_STORE_KINDS == ("sqlite", "neo4j")
-    assert KINDS == sorted(set(factory.CHUNK_STORE_KINDS) | set(factory.GRAPH_STORE_KINDS))
-    for kind in factory.GRAPH_STORE_KINDS:
+    assert Settings.model_fields["chunk_store"].annotation is config.ChunkStoreKind
+    assert Settings.model_fields["graph_store"].annotation is config.GraphStoreKind
+    assert config.CHUNK_STORE_KINDS == ("sqlite", "elasticsearch")
+    assert config.GRAPH_STORE_KINDS == ("sqlite", "neo4j")
+    assert KINDS == sorted(set(config.CHUNK_STORE_KINDS) | set(config.GRAPH_STORE_KINDS))
+    for kind in config.GRAPH_STORE_KINDS:
         assert parse_kinds(kind)[0] == kind
-    for kind in factory.CHUNK_STORE_KINDS:
+    for kind in config.CHUNK_STORE_KINDS:
         assert parse_kinds(kind)[1] == kind
     with pytest.raises(ValueError, match="chunk_store"):
         Settings(data_dir=tmp_path, chunk_store="neo4j")

@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from kgrag.retrieve.followup import Turn
-from kgrag.types import child_chunk_id
+from kgrag.types import Turn, child_chunk_id
 
 from .conftest import extractive_answer, ingested_kb, pages_fixture
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kgrag.errors import StoreError
-from kgrag.retrieve.followup import Turn
+from kgrag.types import Turn
 
 if TYPE_CHECKING:
     from kgrag.config import Settings

@@ -17,7 +17,7 @@ from typing import Any
 from kgrag.errors import InputError
 from kgrag.ingest.loaders import LoadError
 from kgrag.ingest.loaders.records import load_jsonl
-from kgrag.retrieve.followup import Turn
+from kgrag.types import Turn
 
 
 class EvalDataError(InputError):

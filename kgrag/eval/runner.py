@@ -49,7 +49,7 @@ class EvalConfigError(InputError):
 
 # Mode switches besides the paths, in the order a mode's name writes them.
 ITERATE = {"iter": "entities", "iter-llm": "llm"}
-# LLM query rewrites (kgrag.retrieve.rewrite), written after the paths and '+rerank'.
+# LLM query rewrites (kgrag.retrieve.llm_rewrites), written after the paths and '+rerank'.
 REWRITE_MODES = {"hyde": "hyde", "multiquery": "multi_query", "decompose": "decompose", "stepback": "step_back"}
 # A mode naming switches only ("+hyde") runs them on the full pipeline.
 FULL_PIPELINE = ("bm25", "dense", "graph")

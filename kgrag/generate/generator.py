@@ -12,12 +12,13 @@ import time
 from collections.abc import Iterator, Sequence
 
 from kgrag.config import LLMSettings
-from kgrag.generate import compare, dated, extractive, llm, located, named, polar, positional, relayed
+from kgrag.generate import compare, dated, extractive, located, named, polar, positional, relayed
 from kgrag.generate.citations import CheckResult, check, chunk_span, citation_for, citations_for
 from kgrag.generate.positional import PositionAsked
 from kgrag.generate.prompt import build_messages, build_sources
 from kgrag.generate.types import Answer, Citation, Source
 from kgrag.lexicon.scripts import has_han
+from kgrag.models import llm
 from kgrag.retrieve.types import Hit, RetrievalResult
 
 ABSTAIN_EN = "The knowledge base does not say anything that answers this question."

@@ -26,8 +26,9 @@ from functools import cached_property
 from kgrag.generate.sentences import Sentence, readable, readable_cells, row_text, shorten, terms
 from kgrag.generate.types import Source
 from kgrag.lexicon.scripts import has_han
-from kgrag.retrieve.followup import Completion, asked_direction, asks_by_position
+from kgrag.retrieve.followup import asked_direction, asks_by_position
 from kgrag.retrieve.position import NEIGHBOUR
+from kgrag.retrieve.types import Completion
 from kgrag.text.markdown_tables import table_lines
 
 _LIST_ITEM = re.compile(r"^[ \t]*(?:[-*+]|\d{1,3}[.)]|[（(]?[一二三四五六七八九十]{1,3}[)）、.])[ \t]+(?P<body>\S.*)$")

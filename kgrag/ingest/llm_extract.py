@@ -1,5 +1,5 @@
 """Optional LLM extraction (``extraction.llm``, off by default): one call per chunk through
-litellm (``kgrag.generate.llm``, the same client and ``llm`` settings as answering) asks for the
+litellm (``kgrag.models.llm``, the same client and ``llm`` settings as answering) asks for the
 chunk's entities, their aliases and typed relations as JSON constrained by a schema
 (``response_format``), validated here with pydantic.
 
@@ -151,7 +151,7 @@ class LLMExtractor:
 
     def read(self, chunk: Chunk) -> tuple[list[LLMEntity], list[LLMRelation]]:
         """The supported entities and relations of one chunk; ([], []) when skipped."""
-        from kgrag.generate.llm import LLMError, complete_structured
+        from kgrag.models.llm import LLMError, complete_structured
 
         text = chunk.text[: self.settings.llm_max_chars]
         messages = [{"role": "system", "content": _PROMPT}, {"role": "user", "content": text}]

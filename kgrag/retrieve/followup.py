@@ -27,11 +27,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from functools import lru_cache
 
 from kgrag.lexicon.scripts import HAN, has_han
-from kgrag.retrieve.types import LinkedEntity
+from kgrag.retrieve.types import Completion, LinkedEntity
+from kgrag.types import Turn
 
 MAX_SHORT_WORDS = 8  # an English follow-up longer than this says enough to stand alone
 MAX_SHORT_HAN = 14  # the same for a Chinese one, in characters
@@ -81,69 +81,6 @@ _ANAPHORA_ZH = re.compile(
     r"下一个|上一个|前一个|后一个|最后一个|第[一二三四五六七八九十\d]+个|前者|后者|这个|那个|这些|那些|同样|"
     r"它们|他们|她们|那么|还有|然后|另外|以及|它|他|她|其|该|那|呢|吗|的|是|什么|怎么样|怎样|如何|呀|啊")
 _PUNCT = re.compile(r"[\s?？!！。.,，、;；:：\"'“”‘’()（）]+")
-
-
-@dataclass(frozen=True)
-class Turn:
-    """One earlier exchange: what the user asked and, optionally, what was answered and the
-    chunks the answer cited (or, for a turn that only retrieved, the hit shown first): a
-    follow-up that asks for "the next one" means the neighbour of *that* chunk."""
-
-    question: str
-    answer: str | None = None
-    cited: tuple[str, ...] = ()
-
-
-@dataclass
-class Completion:
-    """How a question was completed from the conversation (shown in the trace)."""
-
-    question: str  # the text the paths search with (the question itself when standalone)
-    original: str
-    followup: bool = False
-    reason: str = ""  # why it is (or is not) taken as a follow-up
-    carried_from: list[str] = field(default_factory=list)  # the earlier questions carried
-    own_terms: list[str] = field(default_factory=list)  # the follow-up's content words kept
-    method: str = "rule"  # "rule" | "llm": who wrote ``question`` for a follow-up
-    # A follow-up that asks for a neighbour by position ("the next one", "the level above that"):
-    # the iteration driver does not chain from it (kgrag.retrieve.iterate).
-    positional: bool = False
-    # For a positional follow-up: the chunks the last turn cited, whose neighbour it asks about
-    # (kgrag.retrieve.position), and which way ("after", "before"; None: either).
-    anchor: tuple[str, ...] = ()
-    direction: str | None = None
-    # For a positional follow-up: what the last turn answered (None: not given), so the answerer
-    # finds the item it was about (kgrag.generate.positional).
-    previous_answer: str | None = None
-    position_note: str | None = None  # why the cited chunk or its neighbour was not placed
-    fallback_reason: str | None = None  # why an LLM rewrite was not used
-
-    @property
-    def for_generation(self) -> str:
-        """The question as the answer generator reads it: a follow-up keeps its own wording
-        and says what it follows up on, so the answer is about the right subject."""
-        if not self.followup:
-            return self.original
-        if self.method == "llm":
-            return self.question  # already a standalone question
-        return f"{self.original} (follow-up to: {' / '.join(self.carried_from)})"
-
-    def trace(self, carried_entities: Sequence[LinkedEntity] = ()) -> dict:
-        return {
-            "followup": self.followup,
-            "reason": self.reason,
-            "original_question": self.original,
-            "completed_question": self.question,
-            "carried_from": self.carried_from,
-            "own_terms": self.own_terms,
-            "method": self.method,
-            "positional": self.positional,
-            "anchor": list(self.anchor),
-            "direction": self.direction,
-            "position_note": self.position_note,
-            "fallback_reason": self.fallback_reason,
-            "carried_entities": [le.name for le in carried_entities],
-        }
 
 
 def remembered_chunks(cited: Sequence[str], shown: Sequence[str], abstained: bool) -> tuple[str, ...]:

@@ -10,7 +10,7 @@ Every round is recorded (``Round``) and shown in the trace.
 
 Two drivers fit the ``IterationDriver`` protocol: ``EntityFeedbackDriver`` here (no LLM: the
 entities the best hits name that the question did not), and the LLM driver in
-``kgrag.retrieve.rewrite`` when an LLM is configured.
+``kgrag.retrieve.llm_rewrites`` when an LLM is configured.
 
 Measured on the knowledge bases of main (fusion replay of the same path results, R@5,
 bm25+dense+graph; the seeds of one extra round walked as their own ``graph@2`` list):
@@ -31,7 +31,7 @@ from typing import Protocol
 from kgrag.config import RetrievalSettings
 from kgrag.lexicon.scripts import opening
 from kgrag.retrieve.fusion import Fusion
-from kgrag.retrieve.types import PathResult, Query
+from kgrag.retrieve.types import Iteration, PathResult, Query, Round
 
 
 @dataclass
@@ -48,37 +48,6 @@ class RoundPlan:
     why: str = ""
     stop: str | None = None
     llm_calls: int = 0
-
-
-@dataclass
-class Round:
-    """One round as the trace shows it. Round 1 is the first retrieval."""
-
-    number: int
-    query: str
-    new_entities: list[str] = field(default_factory=list)
-    hits_added: list[str] = field(default_factory=list)  # chunk ids new in the top ``top_k``
-    paths: list[str] = field(default_factory=list)  # the path lists this round added
-    why: str = ""
-    ms: float = 0.0
-
-    def trace(self) -> dict[str, object]:
-        return {"round": self.number, "query": self.query, "new_entities": self.new_entities,
-                "hits_added": self.hits_added, "paths": self.paths, "why": self.why, "ms": self.ms}
-
-
-@dataclass
-class Iteration:
-    """The rounds run (the first retrieval included) and why the loop stopped."""
-
-    driver: str
-    rounds: list[Round]
-    stopped: str
-    llm_calls: int = 0
-
-    def trace(self) -> dict[str, object]:
-        return {"driver": self.driver, "rounds": [r.trace() for r in self.rounds], "stopped": self.stopped,
-                "llm_calls": self.llm_calls}
 
 
 # The default of ``RetrievalSettings.iterate_max_seeds`` (20). A round seeded with more new

@@ -9,7 +9,6 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -18,7 +17,7 @@ from kgrag.lexicon.titles import title_aliases
 from kgrag.retrieve.phrases import holds, quoted_phrases, telling
 from kgrag.retrieve.reached import Reached, top_rows
 from kgrag.retrieve.tables import asked_column, has_column
-from kgrag.retrieve.types import PathResult, Query
+from kgrag.retrieve.types import PathResult, Query, SeedWalk
 from kgrag.retrieve.wording import content_words, held_share
 from kgrag.stores.base import ChunkIndex, GraphReader
 from kgrag.types import GraphPath, ScoredId
@@ -326,19 +325,6 @@ class GraphWalkPath:
             for cid in by_alias.get(alias, ()):
                 homes.setdefault(cid, set()).update(keys)
         return homes
-
-
-@dataclass(frozen=True)
-class SeedWalk:
-    """One seed group walked (``GraphWalkPath._walk``): its seeds, the corpus size the walk
-    judged entities' specificity by, the paths it reached, their entities' chunk counts, and
-    the milliseconds it took."""
-
-    seeds: tuple[str, ...]
-    n: int
-    paths: dict[str, GraphPath]
-    df: dict[str, int]
-    ms: float = 0.0
 
 
 def _question_confidence(query: Query) -> dict[str, float]:

@@ -19,21 +19,33 @@ from kgrag.models.base import CorpusEmbedder, Embedder, Reranker
 from kgrag.retrieve.abstain import GATE_DEPTH, assess, gate_settings
 from kgrag.retrieve.acronyms import letter_parts
 from kgrag.retrieve.constraints import CatalogCache, merge_filters
-from kgrag.retrieve.exclude import Exclusion
-from kgrag.retrieve.followup import Completion, Turn, complete
+from kgrag.retrieve.followup import complete
 from kgrag.retrieve.fusion import Fusion, fuse
-from kgrag.retrieve.iterate import EntityFeedbackDriver, Iteration, IterationDriver, RoundPlan, run_rounds
+from kgrag.retrieve.iterate import EntityFeedbackDriver, IterationDriver, RoundPlan, run_rounds
 from kgrag.retrieve.linking import EntityLinker
+from kgrag.retrieve.llm_rewrites import REWRITES, QueryLLM, parse_rewrites, run_rewrites
 from kgrag.retrieve.paths import DensePath, GraphWalkPath, KeywordPath
 from kgrag.retrieve.position import open_with_cited
 from kgrag.retrieve.postprocess import drop_overlapping, expand_parents, fused_hits
 from kgrag.retrieve.recency import Recency, prefer_recent
-from kgrag.retrieve.rewrite import REWRITES, QueryLLM, Rewriting, parse_rewrites, run_rewrites
-from kgrag.retrieve.types import PATHS, Hit, LinkedEntity, PathResult, Query, RetrievalPath, RetrievalResult
-from kgrag.retrieve.understand import Understanding, small_talk_reply, split_topic, understand
+from kgrag.retrieve.types import (
+    PATHS,
+    Completion,
+    Exclusion,
+    Hit,
+    Iteration,
+    LinkedEntity,
+    PathResult,
+    Query,
+    RetrievalPath,
+    RetrievalResult,
+    Rewriting,
+    Understanding,
+)
+from kgrag.retrieve.understand import small_talk_reply, split_topic, understand
 from kgrag.stores.base import ChunkIndex, GraphReader
 from kgrag.stores.filters import SearchFilter
-from kgrag.types import GraphPath
+from kgrag.types import GraphPath, Turn
 
 
 class RetrievalError(InputError):
@@ -62,10 +74,10 @@ class Retriever:
         query_llm: QueryLLM | None = None,
     ):
         """``rewriter``: turns a follow-up into a standalone question (the LLM, when one is
-        configured: ``kgrag.generate.rewrite``); any exception it raises keeps the rule's
+        configured: ``kgrag.retrieve.followup_llm``); any exception it raises keeps the rule's
         completion, with the reason in the trace. ``driver``: plans iterative rounds (default:
         the LLM-free ``EntityFeedbackDriver``). ``query_llm``: rewrites questions when a rewrite
-        is switched on (``kgrag.retrieve.rewrite``; None: a switched-on rewrite adds nothing and
+        is switched on (``kgrag.retrieve.llm_rewrites``; None: a switched-on rewrite adds nothing and
         the trace says no LLM is configured)."""
         self.settings = settings
         self.chunk_index = chunk_index
@@ -129,7 +141,7 @@ class Retriever:
         ``iterate``: run retrieve–reason rounds after the first (``kgrag.retrieve.iterate``;
         None: ``settings.iterate``); they need the graph path. ``driver``: plans them instead of
         ``self.driver`` (the eval's ``+iter-llm``, a request naming the LLM driver).
-        ``rewrites``: the LLM query rewrites to run (``kgrag.retrieve.rewrite.REWRITES``; None:
+        ``rewrites``: the LLM query rewrites to run (``kgrag.retrieve.llm_rewrites.REWRITES``; None:
         those the settings switch on). ``recency``: prefer newer documents (``kgrag.retrieve.recency``; None: the settings')."""
         s = self.settings
         t_start = time.perf_counter()

@@ -22,8 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from itertools import takewhile
 
-from kgrag.retrieve.followup import Completion
-from kgrag.retrieve.types import Hit
+from kgrag.retrieve.types import Completion, Hit
 from kgrag.stores.filters import SearchFilter
 from kgrag.types import Chunk, child_chunk_id
 

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from kgrag.retrieve.exclude import Exclusion
 from kgrag.retrieve.fusion import Fused
-from kgrag.retrieve.types import Hit
+from kgrag.retrieve.types import Exclusion, Hit
 from kgrag.stores.base import ChunkIndex
 from kgrag.stores.filters import SearchFilter
 from kgrag.types import Chunk, GraphPath

@@ -1,20 +1,16 @@
-"""What the retrieval pipeline hands to generation and to the HTTP layer."""
+"""What the retrieval pipeline hands to generation and to the HTTP layer, and the records of
+what each stage decided, as the trace shows them."""
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol
+from typing import Any, Protocol
 
+from kgrag.lexicon.scripts import has_han
 from kgrag.stores.filters import SearchFilter
 from kgrag.types import Chunk, GraphPath, ScoredId
-
-if TYPE_CHECKING:
-    from kgrag.retrieve.exclude import Exclusion
-    from kgrag.retrieve.followup import Completion
-    from kgrag.retrieve.iterate import Iteration
-    from kgrag.retrieve.paths import SeedWalk
-    from kgrag.retrieve.rewrite import Rewriting
-    from kgrag.retrieve.understand import Understanding
 
 PATHS = ("dense", "bm25", "graph")
 
@@ -51,7 +47,7 @@ class Query:
     completion: Completion | None = None
     # What the LLM-free rules decided (kgrag.retrieve.understand): filler, exclusions, small talk.
     understanding: Understanding | None = None
-    # Topics no hit may be about, applied on every path (kgrag.retrieve.exclude).
+    # Topics no hit may be about, applied on every path (``Exclusion``).
     exclusion: Exclusion | None = None
 
     @property
@@ -94,6 +90,207 @@ class PathResult:
     # False for a list searched with an LLM's rewrite: it votes in fusion, but its first hit is
     # not kept in the fused head (fusion.keep_path_heads).
     keep_head: bool = True
+
+
+MIN_MENTIONS = 2
+
+
+@dataclass
+class Exclusion:
+    """Exclusion constraints ("not about X", "除了X"): no path may return a chunk about X.
+
+    A chunk is *about* an excluded topic when its title or section heading names the topic (or
+    any other name of an entity the topic links to: "not about LCA" also drops the section
+    titled 最近公共祖先), or when its text names it at least ``MIN_MENTIONS`` times: a single
+    passing mention does not make a chunk about X ("Excluding the Sales Development and
+    Integrated Marketing departments, which team ...?" is answered by the page that lists all
+    the marketing teams; docs/decisions.md). The constraint is applied to every path's ranked
+    list before fusion (``apply``) and once more to the fused hits, which also covers
+    evidence-set placements no path ranked; the excluded entities never seed the graph walk."""
+
+    topics: list[str]
+    terms: list[str]  # the topics and the other names of the entities they link
+    entities: set[str] = field(default_factory=set)  # linked from the topics: never graph seeds
+    dropped: dict[str, int] = field(default_factory=dict)  # path → chunks removed from its list
+
+    def __post_init__(self) -> None:
+        parts = [re.escape(t) if has_han(t) else rf"(?<!\w){re.escape(t)}(?!\w)" for t in self.terms if t.strip()]
+        self._pattern = re.compile("|".join(parts), re.IGNORECASE) if parts else None
+
+    def about(self, chunk: Chunk) -> bool:
+        """Whether the chunk is about an excluded topic (see the module docstring)."""
+        if self._pattern is None:
+            return False
+        if self._pattern.search(f"{chunk.title or ''} {chunk.section_path or ''}"):
+            return True
+        return sum(1 for _ in zip(range(MIN_MENTIONS), self._pattern.finditer(chunk.text))) >= MIN_MENTIONS
+
+    def excluded_ids(self, ids: Sequence[str], get: Callable[[list[str]], list[Chunk]]) -> set[str]:
+        """The ids among ``ids`` whose chunks are about an excluded topic."""
+        wanted = list(dict.fromkeys(ids))
+        return {c.id for c in get(wanted) if self.about(c)} if wanted else set()
+
+    def apply(self, results: list[PathResult], get: Callable[[list[str]], list[Chunk]]) -> list[PathResult]:
+        """Each path's list without the excluded chunks (counted in ``dropped``)."""
+        bad = self.excluded_ids([h.id for r in results for h in r.hits], get)
+        for r in results:
+            kept = [h for h in r.hits if h.id not in bad]
+            if len(kept) != len(r.hits):
+                self.dropped[r.name] = self.dropped.get(r.name, 0) + len(r.hits) - len(kept)
+                r.hits = kept
+                r.evidence = {cid: p for cid, p in r.evidence.items() if cid not in bad}
+                r.support = {cid: s for cid, s in r.support.items() if cid not in bad}
+        return results
+
+    def trace(self) -> dict[str, object]:
+        return {"topics": self.topics, "terms": self.terms, "entities": sorted(self.entities),
+                "dropped": self.dropped}
+
+
+@dataclass
+class Completion:
+    """How a question was completed from the conversation (shown in the trace)."""
+
+    question: str  # the text the paths search with (the question itself when standalone)
+    original: str
+    followup: bool = False
+    reason: str = ""  # why it is (or is not) taken as a follow-up
+    carried_from: list[str] = field(default_factory=list)  # the earlier questions carried
+    own_terms: list[str] = field(default_factory=list)  # the follow-up's content words kept
+    method: str = "rule"  # "rule" | "llm": who wrote ``question`` for a follow-up
+    # A follow-up that asks for a neighbour by position ("the next one", "the level above that"):
+    # the iteration driver does not chain from it (kgrag.retrieve.iterate).
+    positional: bool = False
+    # For a positional follow-up: the chunks the last turn cited, whose neighbour it asks about
+    # (kgrag.retrieve.position), and which way ("after", "before"; None: either).
+    anchor: tuple[str, ...] = ()
+    direction: str | None = None
+    # For a positional follow-up: what the last turn answered (None: not given), so the answerer
+    # finds the item it was about (kgrag.generate.positional).
+    previous_answer: str | None = None
+    position_note: str | None = None  # why the cited chunk or its neighbour was not placed
+    fallback_reason: str | None = None  # why an LLM rewrite was not used
+
+    @property
+    def for_generation(self) -> str:
+        """The question as the answer generator reads it: a follow-up keeps its own wording
+        and says what it follows up on, so the answer is about the right subject."""
+        if not self.followup:
+            return self.original
+        if self.method == "llm":
+            return self.question  # already a standalone question
+        return f"{self.original} (follow-up to: {' / '.join(self.carried_from)})"
+
+    def trace(self, carried_entities: Sequence[LinkedEntity] = ()) -> dict:
+        return {
+            "followup": self.followup,
+            "reason": self.reason,
+            "original_question": self.original,
+            "completed_question": self.question,
+            "carried_from": self.carried_from,
+            "own_terms": self.own_terms,
+            "method": self.method,
+            "positional": self.positional,
+            "anchor": list(self.anchor),
+            "direction": self.direction,
+            "position_note": self.position_note,
+            "fallback_reason": self.fallback_reason,
+            "carried_entities": [le.name for le in carried_entities],
+        }
+
+
+@dataclass
+class Understanding:
+    """What the rules decided about one question.
+
+    ``search_text``: what the paths search with (exclusion clauses and an opening concession
+    removed); ``keyword_text``: that without filler, for BM25 and entity linking. ``exclusions``: topics no hit may be
+    about. ``reply``: set for small talk — answer it, retrieve nothing."""
+
+    original: str
+    search_text: str
+    keyword_text: str
+    exclusions: list[str] = field(default_factory=list)
+    stripped: list[str] = field(default_factory=list)  # the filler removed, as written
+    set_aside: list[str] = field(default_factory=list)  # an opening concession, not what is asked
+    reply: str | None = None
+    route: str = "retrieve"  # "retrieve" | "small_talk"
+    # Document constraints found in the question (applied or not, with the reason) and the
+    # filter the applied ones make; ``filters``: that merged with the request's (the search's).
+    constraints: list[dict[str, Any]] = field(default_factory=list)
+    constraint_filter: SearchFilter | None = None
+    filters: SearchFilter | None = None
+
+    def trace(self) -> dict[str, object]:
+        out: dict[str, object] = {"route": self.route, "search_text": self.search_text,
+                                  "keyword_text": self.keyword_text, "stripped": self.stripped,
+                                  "exclusions": self.exclusions, "set_aside": self.set_aside}
+        if self.constraints:
+            out["constraints"] = self.constraints
+            out["filters"] = self.filters.as_dict() if self.filters is not None else None
+        return out
+
+
+@dataclass
+class Round:
+    """One round as the trace shows it. Round 1 is the first retrieval."""
+
+    number: int
+    query: str
+    new_entities: list[str] = field(default_factory=list)
+    hits_added: list[str] = field(default_factory=list)  # chunk ids new in the top ``top_k``
+    paths: list[str] = field(default_factory=list)  # the path lists this round added
+    why: str = ""
+    ms: float = 0.0
+
+    def trace(self) -> dict[str, object]:
+        return {"round": self.number, "query": self.query, "new_entities": self.new_entities,
+                "hits_added": self.hits_added, "paths": self.paths, "why": self.why, "ms": self.ms}
+
+
+@dataclass
+class Iteration:
+    """The rounds run (the first retrieval included) and why the loop stopped."""
+
+    driver: str
+    rounds: list[Round]
+    stopped: str
+    llm_calls: int = 0
+
+    def trace(self) -> dict[str, object]:
+        return {"driver": self.driver, "rounds": [r.trace() for r in self.rounds], "stopped": self.stopped,
+                "llm_calls": self.llm_calls}
+
+
+@dataclass(frozen=True)
+class SeedWalk:
+    """One seed group walked (``GraphWalkPath._walk``): its seeds, the corpus size the walk
+    judged entities' specificity by, the paths it reached, their entities' chunk counts, and
+    the milliseconds it took."""
+
+    seeds: tuple[str, ...]
+    n: int
+    paths: dict[str, GraphPath]
+    df: dict[str, int]
+    ms: float = 0.0
+
+
+@dataclass
+class Rewriting:
+    """One rewrite as the trace shows it: what the LLM gave, the lists each text added, each
+    list's best chunk ids (per sub-question for ``decompose``), LLM calls, ms, and why it
+    added nothing when it did not (``fallback_reason``)."""
+
+    kind: str
+    queries: list[dict[str, object]] = field(default_factory=list)  # {"text", "paths", "evidence"}
+    llm_calls: int = 0
+    llm_ms: float = 0.0
+    ms: float = 0.0
+    fallback_reason: str | None = None
+
+    def trace(self) -> dict[str, object]:
+        return {"kind": self.kind, "queries": self.queries, "llm_calls": self.llm_calls, "llm_ms": self.llm_ms,
+                "ms": self.ms, "fallback_reason": self.fallback_reason}
 
 
 class RetrievalPath(Protocol):
@@ -144,7 +341,7 @@ class RetrievalResult:
     evidence_set: list[str] = field(default_factory=list)
     # The retrieve–reason rounds (None: iteration was off or not possible for these paths).
     iteration: Iteration | None = None
-    # The LLM query rewrites tried (kgrag.retrieve.rewrite), each with its lists or why none.
+    # The LLM query rewrites tried (kgrag.retrieve.llm_rewrites), each with its lists or why none.
     rewriting: list[Rewriting] = field(default_factory=list)
 
     @property

@@ -16,14 +16,12 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any
 
 from kgrag.facets import FacetCatalog
 from kgrag.lexicon.scripts import has_han
 from kgrag.retrieve.constraints import read_constraints
+from kgrag.retrieve.types import Understanding
 from kgrag.retrieve.wording import content_words
-from kgrag.stores.filters import SearchFilter
 
 # Whole-message small talk (after trimming punctuation, emoji and whitespace), en and zh.
 _SMALL_TALK_EN = re.compile(
@@ -119,38 +117,6 @@ _NON_MEMBER_EN = re.compile(
     r"[^,?]*?(?=\s+but\b|\s*,|\s*\?|$)", re.IGNORECASE)
 # Articles and quotes around an excluded topic are not part of it.
 _TOPIC_EDGES = re.compile(r"^(?:the|a|an|any|anything about|those about|ones about)\s+|[\"'“”‘’「」《》]", re.IGNORECASE)
-
-
-@dataclass
-class Understanding:
-    """What the rules decided about one question.
-
-    ``search_text``: what the paths search with (exclusion clauses and an opening concession
-    removed); ``keyword_text``: that without filler, for BM25 and entity linking. ``exclusions``: topics no hit may be
-    about. ``reply``: set for small talk — answer it, retrieve nothing."""
-
-    original: str
-    search_text: str
-    keyword_text: str
-    exclusions: list[str] = field(default_factory=list)
-    stripped: list[str] = field(default_factory=list)  # the filler removed, as written
-    set_aside: list[str] = field(default_factory=list)  # an opening concession, not what is asked
-    reply: str | None = None
-    route: str = "retrieve"  # "retrieve" | "small_talk"
-    # Document constraints found in the question (applied or not, with the reason) and the
-    # filter the applied ones make; ``filters``: that merged with the request's (the search's).
-    constraints: list[dict[str, Any]] = field(default_factory=list)
-    constraint_filter: SearchFilter | None = None
-    filters: SearchFilter | None = None
-
-    def trace(self) -> dict[str, object]:
-        out: dict[str, object] = {"route": self.route, "search_text": self.search_text,
-                                  "keyword_text": self.keyword_text, "stripped": self.stripped,
-                                  "exclusions": self.exclusions, "set_aside": self.set_aside}
-        if self.constraints:
-            out["constraints"] = self.constraints
-            out["filters"] = self.filters.as_dict() if self.filters is not None else None
-        return out
 
 
 def understand(question: str, catalog: Callable[[], FacetCatalog | None] | None = None,

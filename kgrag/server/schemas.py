@@ -7,12 +7,12 @@ from typing import Annotated, Any, Literal, get_args
 from flask import request
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
-from kgrag.retrieve.followup import Turn
+from kgrag.retrieve.llm_rewrites import REWRITES
 from kgrag.retrieve.recency import Recency
-from kgrag.retrieve.rewrite import REWRITES
 from kgrag.retrieve.types import PATHS
 from kgrag.server.errors import ApiError
 from kgrag.stores.filters import SearchFilter
+from kgrag.types import Turn
 
 MAX_TOP_K = 100
 # A follow-up depends on the last few turns; a longer history only costs bytes and time.

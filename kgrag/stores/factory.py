@@ -1,16 +1,15 @@
-"""Stores by name: the one place that names the store kinds and maps settings to an
-implementation. Configuration validation (``Settings.chunk_store`` / ``graph_store``), the
-transfer command and the builders below all read the kinds from here.
+"""Stores by name: maps the settings' store kinds (``kgrag.config``: ``Settings.chunk_store`` /
+``graph_store``) to an implementation; the transfer command reads the kinds from there too.
 
-Adapters are imported when built, so this module (and the settings that name its kinds)
-import no engine driver.
+Adapters are imported when built, so this module imports no engine driver.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, get_args
+from typing import TYPE_CHECKING, Literal
 
+from kgrag.config import CHUNK_STORE_KINDS, EMBEDDED, GRAPH_STORE_KINDS
 from kgrag.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -18,12 +17,6 @@ if TYPE_CHECKING:
     from kgrag.stores.base import ChunkIndex, GraphStore
     from kgrag.stores.consistency import WriteJournal
 
-ChunkStoreKind = Literal["sqlite", "elasticsearch"]
-GraphStoreKind = Literal["sqlite", "neo4j"]
-CHUNK_STORE_KINDS: tuple[str, ...] = get_args(ChunkStoreKind)
-GRAPH_STORE_KINDS: tuple[str, ...] = get_args(GraphStoreKind)
-# The embedded kind (files under the data dir) serves both halves; the others are servers.
-EMBEDDED: Literal["sqlite"] = "sqlite"
 CHUNK_INDEX_FILE = "chunks.sqlite"
 GRAPH_STORE_FILE = "graph.sqlite"
 JOURNAL_FILE = "journal.sqlite"

@@ -8,8 +8,7 @@ from pathlib import Path
 
 import click
 
-from kgrag.config import Settings
-from kgrag.stores.factory import CHUNK_STORE_KINDS, EMBEDDED, GRAPH_STORE_KINDS
+from kgrag.config import CHUNK_STORE_KINDS, EMBEDDED, GRAPH_STORE_KINDS, Settings
 
 _SERVERS = ", ".join(
     [f"{k} (graph)" for k in GRAPH_STORE_KINDS if k != EMBEDDED] + [f"{k} (chunks)" for k in CHUNK_STORE_KINDS if k != EMBEDDED]

@@ -7,9 +7,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from kgrag.config import Settings
+from kgrag.config import CHUNK_STORE_KINDS, EMBEDDED, GRAPH_STORE_KINDS, Settings
 from kgrag.errors import InputError
-from kgrag.stores.factory import CHUNK_STORE_KINDS, EMBEDDED, GRAPH_STORE_KINDS, embedded_file, store_place
+from kgrag.stores.factory import embedded_file, store_place
 
 KINDS = sorted(set(GRAPH_STORE_KINDS) | set(CHUNK_STORE_KINDS))
 

@@ -11,12 +11,13 @@ import threading
 from flask import Blueprint, Response, current_app, jsonify, stream_with_context
 
 from kgrag.conversations import ConversationStore
-from kgrag.retrieve.followup import Turn, remembered_chunks
+from kgrag.retrieve.followup import remembered_chunks
 from kgrag.retrieve.pipeline import RetrievalError
 from kgrag.retrieve.trace import result_dict
 from kgrag.server.errors import ApiError
 from kgrag.server.request_log import note, request_id
 from kgrag.server.schemas import QueryRequest, RetrieveRequest, json_body
+from kgrag.types import Turn
 
 bp = Blueprint("query", __name__)
 _STORE_LOCK = threading.Lock()

@@ -15,9 +15,10 @@ import re
 
 from kgrag.config import LLMSettings
 from kgrag.errors import ModelError
-from kgrag.generate.llm import LLMError, complete
 from kgrag.lexicon.scripts import han_runs, has_han
-from kgrag.retrieve.followup import Completion, content_terms
+from kgrag.models.llm import LLMError, complete
+from kgrag.retrieve.followup import content_terms
+from kgrag.retrieve.types import Completion
 
 MAX_TOKENS = 96
 MAX_CHARS = 400

@@ -1,4 +1,4 @@
-"""The LLM calls of query rewriting and of the LLM iteration driver (``kgrag.retrieve.rewrite``).
+"""The LLM calls of query rewriting and of the LLM iteration driver (``kgrag.retrieve.llm_rewrites``).
 
 Each call reads its prompt from ``prompts/<kind>.<en|zh>.txt`` (system text, a ``---`` line,
 then the user message with ``$question``, ``$n``, ``$passages``), chosen by the question's
@@ -22,10 +22,10 @@ from pydantic import BaseModel, Field, ValidationError
 
 from kgrag.config import LLMSettings
 from kgrag.errors import ModelError
-from kgrag.generate.llm import LLMError, complete_json
-from kgrag.generate.rewrite import shares_a_term
 from kgrag.lexicon.scripts import has_han
-from kgrag.retrieve.rewrite import REWRITES, Judgement
+from kgrag.models.llm import LLMError, complete_json
+from kgrag.retrieve.followup_llm import shares_a_term
+from kgrag.retrieve.llm_rewrites import REWRITES, Judgement
 
 PROMPTS = Path(__file__).parent / "prompts"
 PROMPT_KINDS = (*REWRITES, "iterate")
@@ -112,7 +112,7 @@ def messages_for(kind: str, question: str, **values: object) -> list[dict[str, s
 
 
 class LLMQueryRewriter:
-    """The ``QueryLLM`` of ``kgrag.retrieve.rewrite``, through litellm with ``settings``."""
+    """The ``QueryLLM`` of ``kgrag.retrieve.llm_rewrites``, through litellm with ``settings``."""
 
     def __init__(self, settings: LLMSettings):
         self.settings = settings.model_copy(update={"timeout_s": settings.query_timeout_s,

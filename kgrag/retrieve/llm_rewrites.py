@@ -1,6 +1,6 @@
 """LLM query rewriting before the paths run, and the LLM iteration driver — the retrieval side.
 
-The LLM itself sits behind ``QueryLLM`` (``kgrag.generate.query_llm`` through litellm: prompt
+The LLM itself sits behind ``QueryLLM`` (``kgrag.retrieve.query_llm`` through litellm: prompt
 files, constrained JSON, validation); this module decides what each rewrite searches and
 records it. Four switches (``retrieval.hyde`` / ``multi_query`` / ``decompose`` /
 ``step_back``, the request's ``rewrite``, eval modes ``+hyde`` ...):
@@ -28,12 +28,12 @@ from __future__ import annotations
 import copy
 import time
 from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Protocol
 
 from kgrag.retrieve.fusion import Fusion
-from kgrag.retrieve.iterate import IterationDriver, Round, RoundPlan
-from kgrag.retrieve.types import PathResult, Query
+from kgrag.retrieve.iterate import IterationDriver, RoundPlan
+from kgrag.retrieve.types import PathResult, Query, Rewriting, Round
 
 REWRITES = ("hyde", "multi_query", "decompose", "step_back")
 # The suffix of a rewrite's lists: "dense@hyde", "bm25@mq1", "graph@sq2", "dense@sb".
@@ -55,24 +55,6 @@ class QueryLLM(Protocol):
     def rewrite(self, kind: str, question: str, n: int = 3) -> list[str]: ...
 
     def judge(self, question: str, passages: list[str]) -> Judgement: ...
-
-
-@dataclass
-class Rewriting:
-    """One rewrite as the trace shows it: what the LLM gave, the lists each text added, each
-    list's best chunk ids (per sub-question for ``decompose``), LLM calls, ms, and why it
-    added nothing when it did not (``fallback_reason``)."""
-
-    kind: str
-    queries: list[dict[str, object]] = field(default_factory=list)  # {"text", "paths", "evidence"}
-    llm_calls: int = 0
-    llm_ms: float = 0.0
-    ms: float = 0.0
-    fallback_reason: str | None = None
-
-    def trace(self) -> dict[str, object]:
-        return {"kind": self.kind, "queries": self.queries, "llm_calls": self.llm_calls, "llm_ms": self.llm_ms,
-                "ms": self.ms, "fallback_reason": self.fallback_reason}
 
 
 def parse_rewrites(names: Collection[str]) -> tuple[str, ...]:
