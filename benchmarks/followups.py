@@ -80,10 +80,10 @@ def main() -> None:
     ap.add_argument("--json", type=Path, help="write every question's ranks here")
     args = ap.parse_args()
 
+    from kgrag.asking import remembered_chunks
     from kgrag.components import Components
     from kgrag.config import Settings
     from kgrag.eval.answers import answer_contains
-    from kgrag.retrieve.followup import remembered_chunks
     from kgrag.types import Turn
 
     work = args.work or Path(tempfile.mkdtemp(prefix="kgrag-followups-"))

@@ -239,6 +239,18 @@ def _json_list(ctx: click.Context, param: click.Parameter, value: str | None):
 @click.option("--conversation-id", metavar="ID",
               help="Instead of --history: a conversation kept in the data dir (or by the --server), as the web "
                    "page keeps one: its earlier turns are the history, and this turn is added to it.")
+@click.option("--rerank/--no-rerank", default=True, show_default=True,
+              help="Rerank with the configured cross-encoder (the API's \"rerank\").")
+@click.option("--iterate/--no-iterate", default=None,
+              help="Retrieve-reason rounds after the first retrieval (default: retrieval.iterate).")
+@click.option("--iterate-driver", type=click.Choice(["entities", "llm"]),
+              help="Who plans the rounds (default: retrieval.iterate_driver; 'llm' needs llm.model).")
+@click.option("--rewrite", "rewrites", multiple=True, type=click.Choice(["hyde", "multi_query", "decompose", "step_back"]),
+              help="LLM query rewrites to run (repeat; default: those the settings switch on).")
+@click.option("--recency-half-life", type=float, metavar="DAYS",
+              help="Prefer newer documents: the boost halves every DAYS days (default: retrieval.recency_half_life_days).")
+@click.option("--recency-weight", type=float, default=None,
+              help="With --recency-half-life: the boost of a document dated today (default 0.2).")
 @click.option("--retrieve-only", is_flag=True, help="Print the ranked chunks, no answer.")
 @click.option("--json", "as_json", is_flag=True, help="Print the full response as JSON.")
 @click.option("--server", metavar="URL", envvar="KGRAG_SERVER_URL",
@@ -246,10 +258,19 @@ def _json_list(ctx: click.Context, param: click.Parameter, value: str | None):
                    "one request instead of seconds of model loading. Default: $KGRAG_SERVER_URL.")
 @click.pass_obj
 def query(settings: Settings, question: str, top_k: int | None, modes: tuple[str, ...], filters,
-          history: list | None, conversation_id: str | None, retrieve_only: bool, as_json: bool,
-          server: str | None) -> None:
-    """Ask the knowledge base a question; prints the cited answer (or the ranked chunks)."""
-    req = _request(question, top_k, modes, filters, history, conversation_id)
+          history: list | None, conversation_id: str | None, rerank: bool, iterate: bool | None,
+          iterate_driver: str | None, rewrites: tuple[str, ...], recency_half_life: float | None,
+          recency_weight: float | None, retrieve_only: bool, as_json: bool, server: str | None) -> None:
+    """Ask the knowledge base a question; prints the cited answer (or the ranked chunks). Answers
+    as the server does: the same request model checks the options, the same seam answers."""
+    options: dict = {"rerank": rerank, "iterate": iterate, "iterate_driver": iterate_driver,
+                     "rewrite": list(rewrites) or None}
+    if recency_weight is not None and recency_half_life is None:
+        raise click.UsageError("--recency-weight needs --recency-half-life")
+    if recency_half_life is not None:
+        options["recency"] = {"half_life_days": recency_half_life,
+                              **({"weight": recency_weight} if recency_weight is not None else {})}
+    req = _request(question, top_k, modes, filters, history, conversation_id, options)
     body = _remote_query(server, req, retrieve_only) if server else _local_query(settings, req, retrieve_only)
     if as_json:
         click.echo(json.dumps(body, ensure_ascii=False, indent=2))
@@ -260,7 +281,7 @@ def query(settings: Settings, question: str, top_k: int | None, modes: tuple[str
 
 
 def _request(question: str, top_k: int | None, modes: tuple[str, ...], filters, history: list | None,
-             conversation_id: str | None):
+             conversation_id: str | None, options: dict | None = None):
     """The options as the HTTP API's request, checked by the same model (question length,
     history turns, conversation id, not both): exit 2 naming each problem as the API's 400 does."""
     from pydantic import ValidationError
@@ -268,7 +289,8 @@ def _request(question: str, top_k: int | None, modes: tuple[str, ...], filters, 
     from kgrag.server.errors import validation_message
     from kgrag.server.schemas import RetrieveRequest
 
-    fields: dict = {"question": question, "top_k": top_k, "modes": list(modes) or None, "filters": filters}
+    fields: dict = {"question": question, "top_k": top_k, "modes": list(modes) or None, "filters": filters,
+                    **{k: v for k, v in (options or {}).items() if v is not None}}
     if history is not None:
         fields["history"] = history
     if conversation_id is not None:
@@ -280,40 +302,24 @@ def _request(question: str, top_k: int | None, modes: tuple[str, ...], filters, 
 
 
 def _local_query(settings: Settings, req, retrieve_only: bool) -> dict:
-    """The response body ``/v1/query`` (or ``/v1/retrieve``) would send, computed here; with a
-    conversation id, the turn is kept in the data dir's conversation store as the server keeps it."""
-    from kgrag.conversations import ConversationStore
+    """The response body ``/v1/query`` (or ``/v1/retrieve``) would send, computed here through the
+    same seam (``kgrag.asking``); with a conversation id, the turn is kept in the data dir's
+    conversation store as the server keeps it."""
     from kgrag.errors import StoreError
-    from kgrag.retrieve.followup import remembered_chunks
     from kgrag.retrieve.pipeline import RetrievalError
-    from kgrag.retrieve.trace import result_dict
 
-    store = ConversationStore.for_settings(settings) if req.conversation_id is not None else None
     comps = _components(settings)
     try:
-        history = store.turns(req.conversation_id) if store is not None else req.turns()
+        asking = comps.asking
         try:
-            result = comps.retriever.retrieve(req.question, top_k=req.top_k, filters=req.filters,
-                                              modes=req.mode_tuple(), history=history)
+            asked = asking.retrieve_only(req.ask()) if retrieve_only else asking.ask(req.ask())
         except RetrievalError as e:
             raise click.UsageError(str(e)) from e
         except StoreError as e:  # a broken store: the knowledge base's fault, not the question's
             raise click.ClickException(f"a store failed: {e}") from e
-        shown = [h.chunk.id for h in result.hits]
-        if retrieve_only:
-            body, said, cited = result_dict(result), None, remembered_chunks([], shown, abstained=False)
-        else:
-            answer = comps.generator.answer_to(req.question, result)
-            body, said = answer.response(result), answer.text
-            cited = remembered_chunks([c.chunk_id for c in answer.citations], shown, answer.abstained)
-        if store is not None:
-            store.append(req.conversation_id, req.kept_turn(said, cited))
-            body["conversation_id"] = req.conversation_id
-        return body
+        return asked.body
     finally:
         comps.close()
-        if store is not None:
-            store.close()
 
 
 def _remote_query(server: str, req, retrieve_only: bool) -> dict:

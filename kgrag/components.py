@@ -24,6 +24,8 @@ log = logging.getLogger(__name__)
 MINILM_DIM = 384  # all-MiniLM-L6-v2, the embedder of every knowledge base built before "routed"
 
 if TYPE_CHECKING:  # imported lazily at run time: the models they load are heavy
+    from kgrag.asking import Asking
+    from kgrag.conversations import ConversationStore
     from kgrag.generate.generator import Generator
     from kgrag.retrieve.llm_rewrites import LLMDriver
     from kgrag.retrieve.pipeline import Retriever
@@ -48,6 +50,8 @@ class Components:
         self._generator: Generator | None = None
         self._query_llm: LLMQueryRewriter | None = None
         self._llm_driver: LLMDriver | None = None
+        self._asking: Asking | None = None
+        self._conversations: ConversationStore | None = None
 
     @property
     def chunk_index(self) -> ChunkIndex:
@@ -236,6 +240,23 @@ class Components:
             self._generator = Generator(self.settings.llm)
         return self._generator
 
+    @property
+    def asking(self) -> Asking:
+        """The seam every front end asks through (``kgrag.asking``), over this process's
+        retriever and generator; the conversation store opens on first use."""
+        if self._asking is None:
+            from kgrag.asking import Asking
+            from kgrag.conversations import ConversationStore
+
+            opened = ConversationStore.on_demand(self.settings)
+
+            def conversations() -> ConversationStore:
+                self._conversations = opened()
+                return self._conversations
+
+            self._asking = Asking(self, conversations)
+        return self._asking
+
     def close(self, *, check_files: bool = False) -> list[str]:
         """``check_files``: then run the integrity check of each store file just closed, so a
         passed one is noted beside the file (``SqliteDatabase.problems``) and the server's next
@@ -247,7 +268,7 @@ class Components:
             self._retriever.close()
         if self._owns_recognizer and self._recognizer is not None:
             self._recognizer.close()
-        for store in (self._chunk_index, self._graph, self._journal):
+        for store in (self._chunk_index, self._graph, self._journal, self._conversations):
             if store is not None:
                 store.close()
         found: list[str] = []

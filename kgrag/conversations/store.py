@@ -59,6 +59,22 @@ class ConversationStore:
         return cls(settings.data_dir, ttl_s=settings.server.conversation_ttl_s,
                    max_turns=settings.server.conversation_max_turns)
 
+    @classmethod
+    def on_demand(cls, settings: Settings) -> Callable[[], ConversationStore]:
+        """A function that opens ``for_settings(settings)`` on its first call (from any thread)
+        and returns that one store from then on: a process that is never asked with a
+        conversation id never creates the file."""
+        lock = threading.Lock()
+        opened: list[ConversationStore] = []
+
+        def store() -> ConversationStore:
+            with lock:
+                if not opened:
+                    opened.append(cls.for_settings(settings))
+                return opened[0]
+
+        return store
+
     def __init__(self, data_dir: Path | str, *, ttl_s: float, max_turns: int,
                  clock: Callable[[], float] = time.time) -> None:
         """``clock``: seconds since the epoch (tests pass their own to expire without waiting)."""

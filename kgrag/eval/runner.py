@@ -24,6 +24,7 @@ from typing import Any
 from tqdm import tqdm
 
 from kgrag import heap
+from kgrag.asking import Asking, AskRequest
 from kgrag.errors import InputError
 from kgrag.eval import metrics as m
 from kgrag.eval.answers import answer_contains, answer_exact, answer_leads, check_citations
@@ -168,6 +169,7 @@ def run_eval(
         ingest = ensure_kb(components, corpus, progress=progress)
 
     retriever = components.retriever
+    asking = components.asking  # what the server answers through
     generator = components.generator if with_answers else None
     served_k = components.settings.retrieval.top_k
     _warm_up(retriever, queries[0].question, mode_list, chunk_top_k)
@@ -182,10 +184,11 @@ def run_eval(
                                   "category": q.meta.get("category"), "type": question_type(q),
                                   "history": [t.question for t in q.history]}
         for mode in mode_list:
+            ask = AskRequest(q.question, modes=mode.paths, rerank=mode.rerank,
+                             history=tuple(q.history) if history else (), rewrites=mode.rewrites,
+                             today=q.day, **_iteration(components, mode))
             try:
-                result = retriever.retrieve(q.question, top_k=chunk_top_k, modes=mode.paths, rerank=mode.rerank,
-                                            history=q.history if history else (), rewrites=mode.rewrites,
-                                            **_iteration(components, mode))
+                result = asking.retrieve(ask, top_k=chunk_top_k)
             except RetrievalError as e:
                 raise RetrievalError(f"query {q.id!r}, mode {mode.name}: {e}") from e
             record["modes"][mode.name] = _score(q, result, depth, ks, corpus.ids)
@@ -193,7 +196,7 @@ def run_eval(
                 record["linked"] = [{"surface": le.surface, "name": le.name, "method": le.method}
                                     for le in result.query.linked]
             if generator is not None and mode.name == gen_mode.name:
-                record["answer"] = _answer(generator, q, result, served_k)
+                record["answer"] = _answer(asking, ask, q, result, served_k)
             if negatives and mode.name == gen_mode.name:
                 record["negative"] = without_gold(generator, q, result, retriever.settings, served_k)
             bar.update()
@@ -232,16 +235,15 @@ def question_type(q: EvalQuery) -> str | None:
 
 
 def _iteration(components, mode: Mode) -> dict[str, Any]:
-    """``retrieve``'s iteration arguments for ``mode``: off, or on with the mode's driver."""
+    """The request's iteration options for ``mode``: off, or on with the mode's driver."""
     if mode.rewrites and getattr(components, "query_llm", None) is None:
         raise EvalConfigError(f"mode {mode.name}: LLM query rewriting needs an LLM: set llm.model")
     if mode.iterate is None:
         return {"iterate": False}
     if mode.iterate == "llm":
-        driver = getattr(components, "llm_driver", None)
-        if driver is None:
+        if getattr(components, "llm_driver", None) is None:
             raise EvalConfigError(f"mode {mode.name}: '+iter-llm' needs an LLM: set llm.model")
-        return {"iterate": True, "driver": driver}
+        return {"iterate": True, "iterate_driver": "llm"}
     return {"iterate": True}
 
 
@@ -283,13 +285,11 @@ def _score(q: EvalQuery, result: RetrievalResult, depth: int, ks: list[int], cor
     }
 
 
-def _answer(generator, q: EvalQuery, result: RetrievalResult, served_k: int) -> dict[str, Any]:
+def _answer(asking: Asking, ask: AskRequest, q: EvalQuery, result: RetrievalResult, served_k: int) -> dict[str, Any]:
     hits = result.hits[:served_k]
-    # As the server answers (the follow-up completed, a positional one read as such), from the
-    # hits it would serve.
-    if q.day is not None:
-        generator = generator.on(q.day)
-    answer = generator.answer_to(q.question, replace(result, hits=hits))
+    # As the server answers (the follow-up completed, a positional one read as such, on the
+    # question's day), from the hits it would serve.
+    answer = asking.answer(ask, replace(result, hits=hits))
     checks = check_citations(answer, hits, q.gold_ids)
     return {
         "text": answer.text,

@@ -83,15 +83,6 @@ _ANAPHORA_ZH = re.compile(
 _PUNCT = re.compile(r"[\s?？!！。.,，、;；:：\"'“”‘’()（）]+")
 
 
-def remembered_chunks(cited: Sequence[str], shown: Sequence[str], abstained: bool) -> tuple[str, ...]:
-    """What a turn keeps as ``Turn.cited``: the answer's cited chunk ids in citation order; for an
-    answer that cites none (or a turn that only retrieved), the first hit ``shown``; for an
-    abstention, none ("the next one" after "not in the knowledge base" has no place)."""
-    if abstained:
-        return ()
-    return tuple(dict.fromkeys(cited)) or tuple(shown[:1])
-
-
 def complete(question: str, history: Sequence[Turn], linked: Sequence[LinkedEntity]) -> Completion:
     """``question`` completed from ``history`` (oldest turn first) when it depends on the last
     turn; ``linked`` are the entities the question links on its own. Pure: no store is read."""

@@ -13,8 +13,10 @@ from flask import Flask
 from flask.json.provider import DefaultJSONProvider
 
 from kgrag import heap
+from kgrag.asking import Asking
 from kgrag.components import Components
 from kgrag.config import Settings
+from kgrag.conversations import ConversationStore
 from kgrag.server import openapi
 from kgrag.server.errors import register_error_handlers
 from kgrag.server.metrics import Metrics
@@ -34,7 +36,10 @@ def create_app(settings: Settings, components: Components | None = None, *, warm
     cast(DefaultJSONProvider, app.json).ensure_ascii = False  # Chinese stays readable in responses
     app.config["MAX_CONTENT_LENGTH"] = settings.server.max_request_bytes
     app.config["KGRAG_SETTINGS"] = settings
-    app.config["KGRAG_COMPONENTS"] = components or Components(settings)
+    app.config["KGRAG_COMPONENTS"] = components = components or Components(settings)
+    # The seam the query routes ask through, with this app's conversation store (its settings'
+    # data dir and TTL: tests share one Components between apps).
+    app.config["KGRAG_ASKING"] = Asking(components, ConversationStore.on_demand(settings))
     metrics = Metrics()
     app.config["KGRAG_METRICS"] = metrics
     register_error_handlers(app)

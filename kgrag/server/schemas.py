@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal, get_args
 from flask import request
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
+from kgrag.asking import MAX_ANSWER_CHARS, MAX_CITED, AskRequest
 from kgrag.retrieve.llm_rewrites import REWRITES
 from kgrag.retrieve.recency import Recency
 from kgrag.retrieve.types import PATHS
@@ -18,8 +19,6 @@ MAX_TOP_K = 100
 # A follow-up depends on the last few turns; a longer history only costs bytes and time.
 MAX_HISTORY_TURNS = 20
 MAX_QUESTION_CHARS = 4000
-MAX_ANSWER_CHARS = 8000
-MAX_CITED = 20  # an answer cites a few sources; more would only cost bytes
 MAX_CHUNK_ID_CHARS = 1000
 # No request of this API nests deeper than a few levels (document metadata, filters); the
 # limit keeps recursive consumers (pydantic, json.dumps, SQLite JSON) far from Python's
@@ -98,14 +97,14 @@ class RetrieveRequest(BaseModel):
     def mode_tuple(self) -> tuple[str, ...] | None:
         return None if self.modes is None else tuple(dict.fromkeys(self.modes))
 
-    def turns(self) -> list[Turn]:
-        return [t.turn() for t in self.history]
-
-    def kept_turn(self, answer: str | None, cited: tuple[str, ...]) -> Turn:
-        """The turn this request adds to its conversation, within what a sent history may hold:
-        the answer cut to ``MAX_ANSWER_CHARS``, at most ``MAX_CITED`` cited chunks."""
-        kept = None if answer is None else answer[:MAX_ANSWER_CHARS]
-        return Turn(self.question.strip(), kept, cited[:MAX_CITED])
+    def ask(self) -> AskRequest:
+        """The request as the asking seam takes it (``kgrag.asking``)."""
+        return AskRequest(
+            self.question, top_k=self.top_k, filters=self.filters, modes=self.mode_tuple(), rerank=self.rerank,
+            iterate=self.iterate, iterate_driver=self.iterate_driver,
+            rewrites=None if self.rewrite is None else tuple(self.rewrite), recency=self.recency,
+            history=tuple(t.turn() for t in self.history), conversation_id=self.conversation_id,
+        )
 
 
 class QueryRequest(RetrieveRequest):
