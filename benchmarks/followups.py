@@ -18,7 +18,7 @@ turn has cited anything. This script puts both back as a user meets them:
    of the section or 200 characters. R@1 and R@5 per way, and per question the rank of the gold
    section, are printed (JSON with ``--json``);
 4. the follow-up is answered as the server answers it (``Generator.answer_to``: a positional one
-   reads the row or list item asked for, ``kgrag.generate.positional``), and "answer" counts the
+   reads the row or list item asked for, ``kgrag.generate.extractive.list_neighbour``), and "answer" counts the
    answers holding a gold answer string (``kgrag.eval.answers.answer_contains``; an abstention
    holds none).
 """

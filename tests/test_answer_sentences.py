@@ -1,11 +1,11 @@
-"""Answer sentences that answer (kgrag/generate/extractive.py, kgrag/generate/asks.py): the
+"""Answer sentences that answer (kgrag/generate/extractive/best_sentences.py, kgrag/generate/extractive/asks.py): the
 issue's questions through the real pipeline on the demo knowledge base, and the cues alone."""
 
 from __future__ import annotations
 
 import pytest
 
-from kgrag.generate.asks import ask_of, fits
+from kgrag.generate.extractive.asks import ask_of, fits
 
 
 def _answer(kb, question: str):
@@ -161,7 +161,7 @@ def test_the_question_proper_outweighs_its_setting():
     … are core product principles, | what is the term for …"): the sentence answering the
     question proper leads, not the one restating the setting."""
     from kgrag.config import LLMSettings
-    from kgrag.generate.setting import setting_terms
+    from kgrag.generate.extractive.question_setting import setting_terms
 
     hits = _chunk_hits("At GitLab, rapid iteration and shipping an MVC are core product principles of our product.",
                        "Co-Working Space: team members may expense a professionally managed shared workspace.")

@@ -10,11 +10,14 @@ verdict without that evidence:
 
 from __future__ import annotations
 
+import datetime as dt
+
 import pytest
 
-from kgrag.generate.compare import which_asked
-from kgrag.generate.polar import polar_asked
-from kgrag.generate.relayed import answer as relayed_answer
+from kgrag.generate.extractive.asked import Asked
+from kgrag.generate.extractive.relation_hop import answer as relayed_answer
+from kgrag.generate.extractive.which_of_two import which_asked
+from kgrag.generate.extractive.yes_no import polar_asked
 from kgrag.lexicon.countries import demonym, first_country
 from tests.conftest import extractive_answer, pages_fixture
 
@@ -224,7 +227,7 @@ def test_the_director_of_a_film_is_read_on_his_own_page(kb):
 def test_no_hop_without_the_person_named(kb):
     question = "Where was the composer of film Everyday (Film) born?"  # its page names no composer
     sources = kb.generator._sources(kb.retriever.retrieve(question).hits)
-    assert relayed_answer(question, sources) is None
+    assert relayed_answer(Asked(question, dt.date.today()), sources) is None
 
 
 def test_a_parent_is_read_as_the_page_names_them(kb):

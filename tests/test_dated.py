@@ -9,7 +9,7 @@ import datetime as dt
 
 import pytest
 
-from kgrag.generate.dated import date_asked
+from kgrag.generate.extractive.dates_for_today import date_asked
 from tests.conftest import extractive_answer, pages_fixture
 
 PAGES = {
@@ -134,7 +134,7 @@ def test_a_chinese_rule_gives_the_date_for_today(zh_kb, question, date, rule):
 
 
 def test_february_29_without_a_year_is_dated_in_a_leap_year():
-    from kgrag.generate.dated import DateAsked, _event_date
+    from kgrag.generate.extractive.dates_for_today import DateAsked, _event_date
 
     on = dt.date(2026, 6, 1)  # 2025, 2026 and 2027 are common years
     asked = {d: DateAsked(d, True, None, None, None, None) for d in ("previous", "next", "current")}

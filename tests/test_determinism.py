@@ -77,7 +77,7 @@ def test_answer_scores_do_not_depend_on_the_string_hash_seed():
     import sys
 
     code = (
-        "from types import SimpleNamespace as N; from kgrag.generate import extractive; "
+        "from types import SimpleNamespace as N; from kgrag.generate.extractive import best_sentences as extractive; "
         "w = {'alpha': 0.1, 'beta': 0.2, 'gamma': 0.3, 'delta': 0.7}; "
         "print(repr(extractive._gain(N(terms=set(w)), w, set())))"
     )

@@ -405,3 +405,40 @@ def test_a_window_opens_with_the_whole_sentence_it_would_cut():
     answer = Generator(LLMSettings(max_sources=1, max_context_chars=320)).answer(
         "Who carries responsibility for a certain topic?", [Hit(chunk=child, score=1.0, parent=parent)])
     assert answer.text.startswith("Specialists carry responsibility for a certain topic [1]"), answer.text
+
+
+def test_extractive_answerers_are_one_registry_and_a_new_one_is_one_line(monkeypatch):
+    """The generator asks ``extractive.registry.ANSWERERS`` in order (no hand-written chain): an
+    answerer put before the others takes the questions it answers, the rest fall through to
+    the answerers after it, and the sentence answerer, which answers anything, stays last."""
+    import datetime as dt
+
+    from kgrag.config import LLMSettings
+    from kgrag.generate.extractive import registry
+    from kgrag.generate.extractive.answerer import Extracted
+    from kgrag.generate.extractive.asked import Asked
+    from kgrag.generate.extractive.subjects import pick
+    from kgrag.generate.generator import Generator
+    from kgrag.generate.sentences import split_sentences
+
+    names = [a.name for a in registry.ANSWERERS]
+    assert len(set(names)) == len(names) and names[-1] == "best_sentences"
+
+    class Shouting:
+        name = "shouting"
+
+        def answer(self, asked, sources):
+            if not asked.question.isupper():
+                return None
+            first = split_sentences(sources[0].text)[0]
+            return Extracted(f"LOUDLY: {first.text} [{sources[0].n}]", [pick(sources[0], first)])
+
+    monkeypatch.setattr(registry, "ANSWERERS", (Shouting(), *registry.ANSWERERS))
+    chunk = Chunk(id="d#c0", doc_id="d", text="Kiwis are birds. They cannot fly.", start=0, end=33)
+    hits = [Hit(chunk=chunk, score=1.0)]
+    generator = Generator(LLMSettings())
+    loud = generator.answer("WHAT ARE KIWIS?", hits)
+    assert loud.text == "LOUDLY: Kiwis are birds. [1]" and loud.citations[0].chunk_id == "d#c0"
+    quiet = generator.answer("Can kiwis fly?", hits)
+    assert not quiet.text.startswith("LOUDLY") and "cannot fly" in quiet.text
+    assert registry.extract(Asked("Can kiwis fly?", dt.date(2026, 1, 1)), generator._sources(hits))[0] == "best_sentences"

@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from kgrag.generate.named import asked_kind
+from kgrag.generate.extractive.heading_name import asked_kind
 from tests.conftest import extractive_answer, pages_fixture
 
 PAGES = {

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from kgrag.generate.located import asks_about_the_place, place_asked
+from kgrag.generate.extractive.place_hop import asks_about_the_place, place_asked
 from tests.conftest import extractive_answer, pages_fixture
 
 PAGES = {

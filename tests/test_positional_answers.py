@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 
 from kgrag.config import LLMSettings
-from kgrag.generate.positional import PositionAsked, readable, source_items
+from kgrag.generate.extractive.asked import PositionAsked
+from kgrag.generate.extractive.list_neighbour import readable, source_items
 from kgrag.generate.types import Source
 from kgrag.retrieve.followup import complete
 from kgrag.retrieve.types import Hit
@@ -178,7 +179,7 @@ def test_a_table_row_is_quoted_with_its_columns_named_and_a_header_never(kb):
 def test_the_item_asked_for_may_lie_past_the_prompts_window():
     """The prompt reads a long context through a window around the matched chunk; the row after
     the one asked about is often just past it, and is read from the whole context."""
-    from kgrag.generate.positional import answer_item
+    from kgrag.generate.extractive.list_neighbour import answer_item
 
     full = ("| Member | Channel |\n| --- | --- |\n| CEO | `#ceo` |\n| CFO | `#finance` |\n"
             "| CRO | `#revenue-leadership-team` |\n"
@@ -193,7 +194,8 @@ def test_the_item_asked_for_may_lie_past_the_prompts_window():
     assert found is not None and (found[0].name, found[1].name) == ("CFO", "CRO")
     from kgrag.generate.generator import Generator
 
-    answer = Generator(LLMSettings())._extractive("And the next one?", [window], position=asked)
+    generator = Generator(LLMSettings())
+    answer = generator._extractive(generator._asked("And the next one?", (), asked, None), [window])
     assert answer.text == "After “CFO”: Member: CRO; Channel: #revenue-leadership-team [1]."
     assert answer.unsupported_sentences == []  # checked against the row it read, past the window
 
@@ -202,7 +204,7 @@ def test_the_item_asked_for_may_lie_past_the_prompts_window():
 def test_a_table_cut_between_two_contexts_is_read_as_one_where_they_meet(gap, joined):
     """The row above a context's first row ends the context before it — when the two meet (a
     line break apart) and the later one opens inside a table; contexts apart are two tables."""
-    from kgrag.generate.positional import answer_item
+    from kgrag.generate.extractive.list_neighbour import answer_item
     from kgrag.types import TABLE_HEADER_KEY
 
     head = "| Member | Channel |\n| --- | --- |\n| CEO | `#ceo` |\n| CFO | `#finance` |"

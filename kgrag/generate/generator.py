@@ -12,14 +12,16 @@ import time
 from collections.abc import Iterator, Sequence
 
 from kgrag.config import LLMSettings
-from kgrag.generate import compare, dated, extractive, located, named, polar, positional, relayed
 from kgrag.generate.citations import CheckResult, check, chunk_span, citation_for, citations_for
-from kgrag.generate.positional import PositionAsked
+from kgrag.generate.extractive import dates_for_today as dated
+from kgrag.generate.extractive.answerer import Extracted, Pick
+from kgrag.generate.extractive.asked import Asked, PositionAsked
+from kgrag.generate.extractive.registry import extract
 from kgrag.generate.prompt import build_messages, build_sources
 from kgrag.generate.types import Answer, Citation, Source
 from kgrag.lexicon.scripts import has_han
 from kgrag.models import llm
-from kgrag.retrieve.types import Hit, RetrievalResult
+from kgrag.retrieve.types import Hit, RetrievalResult, Understanding
 
 ABSTAIN_EN = "The knowledge base does not say anything that answers this question."
 ABSTAIN_ZH = "知识库中没有相关信息，无法回答这个问题。"
@@ -48,7 +50,7 @@ def _generation_options(result: RetrievalResult) -> dict:
     understanding = result.query.understanding
     return {"abstain": result.below_threshold, "expansions": result.query.expansions,
             "reply": understanding.reply if understanding is not None else None,
-            "position": PositionAsked.of(result.query.completion)}
+            "position": PositionAsked.of(result.query.completion), "understanding": understanding}
 
 
 class Generator:
@@ -78,11 +80,12 @@ class Generator:
 
     def answer(self, question: str, hits: Sequence[Hit], *, abstain: bool = False,
                expansions: Sequence[str] = (), reply: str | None = None,
-               position: PositionAsked | None = None) -> Answer:
+               position: PositionAsked | None = None, understanding: Understanding | None = None) -> Answer:
         """``expansions``: other names of the entities the question names (from retrieval); the
         extractive answerer counts them as question terms ("LCA" finds "lowest common ancestor").
         ``reply``: the question was small talk; this is the answer (no LLM call).
-        ``position``: a positional follow-up; the extractive answer quotes the item asked for."""
+        ``position``: a positional follow-up; the extractive answer quotes the item asked for.
+        ``understanding``: what retrieval's rules read in the question (the answerers may use it)."""
         started = time.perf_counter()
         if reply is not None:
             return _timed(small_talk(reply), started)
@@ -90,14 +93,14 @@ class Generator:
         if abstain or not hits:
             return _timed(abstention(question), started)
         sources = self._sources(hits)
+        asked = self._asked(question, expansions, position, understanding)
         if not self.settings.model:
-            return _timed(self._extractive(question, sources, expansions=expansions, position=position), started)
+            return _timed(self._extractive(asked, sources), started)
         llm_started = time.perf_counter()
         try:
             text = llm.complete(self.settings, self._messages(question, sources))
         except llm.LLMError as error:
-            answer = self._extractive(question, sources, fallback_reason=str(error), expansions=expansions,
-                                      position=position)
+            answer = self._extractive(asked, sources, fallback_reason=str(error))
             answer.timings_ms["llm"] = _ms(llm_started)
             return _timed(answer, started)
         answer = self._checked_llm_answer(text, sources)
@@ -116,7 +119,7 @@ class Generator:
 
     def stream(self, question: str, hits: Sequence[Hit], *, abstain: bool = False,
                expansions: Sequence[str] = (), reply: str | None = None,
-               position: PositionAsked | None = None) -> Iterator[dict]:
+               position: PositionAsked | None = None, understanding: Understanding | None = None) -> Iterator[dict]:
         """Events: ``{"type": "token", "text": ...}``... then ``{"type": "answer", "answer": {...}}``.
 
         The answer event's text is the authoritative one: the checked text (invalid markers
@@ -128,7 +131,7 @@ class Generator:
         question = _checked_question(question)
         if reply is not None or abstain or not hits or not self.settings.model:
             answer = self.answer(question, hits, abstain=abstain, expansions=expansions, reply=reply,
-                                 position=position)
+                                 position=position, understanding=understanding)
             yield {"type": "token", "text": answer.text}
             yield {"type": "answer", "answer": answer.to_dict()}
             return
@@ -142,8 +145,8 @@ class Generator:
             if not "".join(pieces).strip():
                 raise llm.LLMError("the model returned an empty answer")
         except llm.LLMError as error:
-            answer = self._extractive(question, sources, fallback_reason=str(error), expansions=expansions,
-                                      position=position)
+            answer = self._extractive(self._asked(question, expansions, position, understanding), sources,
+                                      fallback_reason=str(error))
             if not pieces:
                 yield {"type": "token", "text": answer.text}
         else:
@@ -181,44 +184,31 @@ class Generator:
             unsupported_sentences=[] if declined else result.unsupported,
         )
 
-    def _extractive(self, question: str, sources: list[Source], fallback_reason: str | None = None,
-                    expansions: Sequence[str] = (), position: PositionAsked | None = None) -> Answer:
-        if position is not None and (read := _positional(question, sources, position, fallback_reason)) is not None:
-            return read
-        if (worked := dated.answer(question, sources, self._today())) is not None:
-            preface, picks, worked_out = worked
-            answer = _quoting(extractive.compose(picks), picks, sources, fallback_reason, preface=preface)
-            answer.worked_out = worked_out
-            return answer
-        if (compared := _compared_or_relayed(question, sources)) is not None:
-            return _quoting(*compared, sources, fallback_reason)
-        whole = self.settings.extractive_whole_sources  # no token budget: past the prompt's window
-        window_or_whole = [s.whole() if s.n <= whole else s for s in sources]
-        picks = extractive.choose(question, window_or_whole, names=expansions)
-        if not picks:  # sources without a single sentence of words
-            answer = abstention(question)
+    def _asked(self, question: str, expansions: Sequence[str], position: PositionAsked | None,
+               understanding: Understanding | None) -> Asked:
+        # No token budget bounds the extractive answer: its first sources may be read whole.
+        return Asked(question, self._today(), tuple(expansions), position, self.settings.extractive_whole_sources,
+                     understanding)
+
+    def _extractive(self, asked: Asked, sources: list[Source], fallback_reason: str | None = None) -> Answer:
+        """The first answer of the extractive answerers (``extractive.registry``), its quotes
+        checked and cited; an abstention when no source holds a sentence of words."""
+        found = extract(asked, sources)
+        if found is None:
+            answer = abstention(asked.question)
             answer.fallback_reason = fallback_reason
             return answer
-        text = extractive.compose(picks)
-        if (heading := named.heading_answer(question, picks)) is not None:
-            text = f"{heading}: {text}"  # "What is the name of the check …?": the section's heading
-        return _quoting(text, picks, sources, fallback_reason)
+        _, extracted = found
+        answer = _quoting(extracted, sources, fallback_reason)
+        answer.worked_out = extracted.worked_out
+        return answer
 
 
-def _compared_or_relayed(question: str, sources: list[Source]) -> tuple[str, list[extractive.Pick]] | None:
-    """A yes/no or which-of-two comparison, a question about whom a relation leads to, or one
-    about a place reached through something else, read as such (``polar``, ``compare``,
-    ``relayed``, ``located``); None for any other question."""
-    return (polar.answer(question, sources) or compare.answer(question, sources) or relayed.answer(question, sources)
-            or located.answer(question, sources))
-
-
-def _quoting(text: str, picks: list[extractive.Pick], sources: list[Source], fallback_reason: str | None,
-             preface: str = "") -> Answer:
-    """The extractive answer ``text`` made of ``picks``, checked, each quoted sentence cited. A
-    pick read from a source's whole context rather than its prompt window (``relayed``) is
-    checked against that context. ``preface``: what was worked out from the quoted sentences
-    (a date for today, ``dated``), put before them; it quotes nothing, so it is not checked."""
+def _quoting(extracted: Extracted, sources: list[Source], fallback_reason: str | None) -> Answer:
+    """The extractive answer, checked, each quoted sentence cited. A pick read from a source's
+    whole context rather than its prompt window is checked against that context. The preface
+    (what was worked out from the quotes: a date for today) quotes nothing, so it is not checked."""
+    text, picks, preface = extracted.text, extracted.picks, extracted.preface
     read = {p.source.n: p.source for p in picks}
     result: CheckResult = check(text, [read.get(s.n, s) for s in sources])
     citations: dict[int, Citation] = {}
@@ -237,32 +227,7 @@ def _quoting(text: str, picks: list[extractive.Pick], sources: list[Source], fal
     )
 
 
-def _positional(question: str, sources: list[Source], asked: PositionAsked, fallback_reason: str | None) -> Answer | None:
-    """The extractive answer to a positional follow-up: the row or list item asked for, else the
-    section retrieval placed next to the cited one, read for what the last turn asked; None
-    when neither is there (the usual extractive answer then stands)."""
-    if (found := positional.answer_item(asked, sources)) is not None:
-        return _positional_answer(question, sources, asked, *found, fallback_reason)
-    section = positional.neighbour_section(asked, sources)
-    if section is None or not (picks := extractive.choose(asked.about, [section])):
-        return None
-    title = positional.section_title(section)
-    text = extractive.compose(picks)
-    return _quoting(f"{title}: {text}" if title and title not in text else text, picks, sources, fallback_reason)
-
-
-def _positional_answer(question: str, sources: list[Source], asked: PositionAsked, anchor: positional.Item,
-                       target: positional.Item, fallback_reason: str | None) -> Answer:
-    """The item asked for, quoted and cited, its row or list line highlighted; checked against
-    the source it was read from (the whole context: the row may lie past the prompt's window)."""
-    text = positional.compose(asked, anchor, target, question)
-    result = check(text, [target.source if s.n == target.source.n else s for s in sources])
-    return Answer(text=result.text, citations=[citation_for(target.source, positional.quoted_sentence(target))],
-                  abstained=False, mode="extractive", invalid_citations=result.invalid,
-                  unsupported_sentences=result.unsupported, fallback_reason=fallback_reason)
-
-
-def _highlight(citation: Citation, pick: extractive.Pick) -> None:
+def _highlight(citation: Citation, pick: Pick) -> None:
     hit = next((h for h in pick.source.hits if h.chunk.id == citation.chunk_id), None)
     if hit is None:
         return

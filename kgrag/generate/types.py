@@ -49,7 +49,7 @@ class Answer:
     # Why an LLM was configured but the answer is extractive (e.g. "APIConnectionError: ...").
     fallback_reason: str | None = None
     timings_ms: dict[str, float] = field(default_factory=dict)
-    # A date worked out for today from a rule a cited source states (``kgrag.generate.dated``):
+    # A date worked out for today from a rule a cited source states (``kgrag.generate.extractive.dates_for_today``):
     # date, today, the rule as written, its source number, and how the question read.
     worked_out: dict[str, Any] | None = None
 

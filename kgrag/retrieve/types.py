@@ -166,7 +166,7 @@ class Completion:
     anchor: tuple[str, ...] = ()
     direction: str | None = None
     # For a positional follow-up: what the last turn answered (None: not given), so the answerer
-    # finds the item it was about (kgrag.generate.positional).
+    # finds the item it was about (kgrag.generate.extractive.list_neighbour).
     previous_answer: str | None = None
     position_note: str | None = None  # why the cited chunk or its neighbour was not placed
     fallback_reason: str | None = None  # why an LLM rewrite was not used

@@ -25,9 +25,10 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from kgrag.generate.extractive import Pick, compose
-from kgrag.generate.sentences import plain, terms
-from kgrag.generate.subjects import (
+from kgrag.generate.extractive.answerer import Extracted, Pick
+from kgrag.generate.extractive.asked import Asked
+from kgrag.generate.extractive.best_sentences import compose
+from kgrag.generate.extractive.subjects import (
     RELATION,
     bare,
     bracketed,
@@ -38,6 +39,7 @@ from kgrag.generate.subjects import (
     subjects_around,
     unique,
 )
+from kgrag.generate.sentences import plain, terms
 from kgrag.generate.types import Source
 from kgrag.lexicon.countries import country_mentions, first_country
 
@@ -214,3 +216,13 @@ def _markers(found: _Found) -> str:
     return f"[{found.evidence[-1].source.n}]"
 
 
+
+
+class YesNo:
+    """"Were A and B of the same nationality?": each subject's country read, the verdict said."""
+
+    name = "yes_no"
+
+    def answer(self, asked: Asked, sources: Sequence[Source]) -> Extracted | None:
+        found = answer(asked.question, sources)
+        return None if found is None else Extracted(*found)

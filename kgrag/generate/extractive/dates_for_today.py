@@ -14,7 +14,7 @@ Month", "last Friday of every month", "每月第二个星期三"), a day of each
 month", "by the 15th" in a sentence about a monthly thing, "每月15日前") and periods ("November 1
 through January 31", "2025-11-01 to 2026-01-31", "11月1日至1月31日"; a period without a year recurs
 yearly); for a question naming today, also an English date written without a year ("Sep 1:
-DEADLINE …"). The words are ``kgrag.generate.date_cues``'s. A Chinese question asks a date with
+DEADLINE …"). The words are ``kgrag.generate.extractive.date_cues``'s. A Chinese question asks a date with
 "什么时候 / 哪天 / 几号 / 日期 / 截止" and names today with "下次 / 上次 / 本月 / 上个月 / 当前 / 这个季度 …".
 The arithmetic is ``dateutil``'s. Anything else (a question with no relative cue, a rule this
 module does not read) leaves the usual extractive answer.
@@ -30,11 +30,13 @@ from dataclasses import dataclass
 
 from dateutil.relativedelta import relativedelta
 
-from kgrag.generate import date_cues as cues
 from kgrag.generate.citations import source_sentences
-from kgrag.generate.extractive import RANK_DISCOUNT, Pick
+from kgrag.generate.extractive import date_cues as cues
+from kgrag.generate.extractive.answerer import Extracted, Pick
+from kgrag.generate.extractive.asked import Asked
+from kgrag.generate.extractive.best_sentences import RANK_DISCOUNT, compose
+from kgrag.generate.extractive.subjects import pick
 from kgrag.generate.sentences import Sentence, terms
-from kgrag.generate.subjects import pick
 from kgrag.generate.types import Source
 from kgrag.retrieve.wording import asks_when
 
@@ -359,3 +361,16 @@ def _instances(rule: _Rule, today: dt.date) -> list[tuple[dt.date, dt.date]]:
         except ValueError:  # February 29
             continue
     return out
+
+
+class DateForToday:
+    """"When is the next Boston coworking?": the date a stated rule gives for the day asked."""
+
+    name = "date_for_today"
+
+    def answer(self, asked: Asked, sources: Sequence[Source]) -> Extracted | None:
+        worked = answer(asked.question, sources, asked.today)
+        if worked is None:
+            return None
+        preface, picks, worked_out = worked
+        return Extracted(compose(picks), picks, preface, worked_out)

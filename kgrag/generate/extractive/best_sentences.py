@@ -8,7 +8,7 @@ loosely related sentences stay out. Sentences from lower-ranked hits are discoun
 
 Beyond the words (measured with ``kgrag eval --answers``, see the README):
 - a sentence holding the kind of answer the question asks for (a year for "when", an amount
-  for "多少钱", a method for "怎么求": ``kgrag.generate.asks``) scores ``ASK_BONUS`` times more;
+  for "多少钱", a method for "怎么求": ``kgrag.generate.extractive.asks``) scores ``ASK_BONUS`` times more;
 - a sentence in the other script than the question's (an English sentence for a Chinese
   question) scores ``OTHER_LANGUAGE`` times less;
 - a sentence that shares only a name with the question ("Black Book is an unofficial
@@ -26,13 +26,15 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
-from kgrag.generate.asks import ask_of, fits
 from kgrag.generate.citations import quotable_sentences
-from kgrag.generate.sections import heading_levels
+from kgrag.generate.extractive.answerer import Extracted, Pick
+from kgrag.generate.extractive.asked import Asked
+from kgrag.generate.extractive.asks import fits
+from kgrag.generate.extractive.heading_name import heading_answer
+from kgrag.generate.extractive.sections import heading_levels
 from kgrag.generate.sentences import Sentence, answer_text, plain, readable_cells, row_text, terms
-from kgrag.generate.setting import setting_terms
 from kgrag.generate.types import Source
 from kgrag.lexicon.scripts import has_han, is_no_space_char
 from kgrag.text.markdown_tables import TableLine, table_lines
@@ -69,39 +71,30 @@ _NAME = re.compile(r"(?<!^)(?<![.?!]\s)\b[A-Z][\w'-]*(?:\s+(?:[A-Z][\w'-]*|of|th
 _PARENTHESISED = re.compile(r"\s*[(（][^)）]*[)）]\s*$")
 
 
-@dataclass(eq=False)  # picks are compared by identity
-class Pick:
-    source: Source
-    sentence: Sentence
-    body: str  # the sentence without a Markdown list/heading prefix
-    terms: set[str]
-    score: float = 0.0
-
-
-def choose(question: str, sources: Sequence[Source], names: Sequence[str] = ()) -> list[Pick]:
-    """The 1..MAX_SENTENCES sentences of the answer, in source and reading order. ``names``:
+def choose(asked: Asked, sources: Sequence[Source]) -> list[Pick]:
+    """The 1..MAX_SENTENCES sentences of the answer, in source and reading order. ``asked.names``:
     other names of the question's entities (aliases); their words count as question words."""
+    question = asked.question
     candidates = [_pick(source, q.sentence, q.asked) for source in sources for q in quotable_sentences(source)]
     candidates = [c for c in _tables_as_read(candidates) if c.terms]
     if not candidates:
         return []
-    names = [_bare_title(n) for n in names]  # "Black Book (film)": the disambiguation is no question word
+    names = [_bare_title(n) for n in asked.names]  # "Black Book (film)": the disambiguation is no question word
     query = terms(" ".join([question, *names]))
     weights = _query_weights(query, candidates, len(sources))
-    setting = setting_terms(question)
+    setting = asked.setting
     for t in setting & weights.keys():
         weights[t] *= SETTING_SHARE
     total = math.fsum(weights.values())
-    kind = ask_of(question)
+    kind = asked.kind
     name_terms = _name_terms(question, names)
-    asked = terms(question)
-    chinese = has_han(question)
+    chinese = asked.chinese
     for c in candidates:
         covered = math.fsum(weights.get(t, 0.0) for t in c.terms)
         length_discount = 1 + max(0, len(c.body) - LONG_SENTENCE) / (2 * LONG_SENTENCE)
         rank_discount = 1 + RANK_DISCOUNT * (c.source.n - 1)
         c.score = covered / total / length_discount / rank_discount if total else 0.0
-        c.score *= _cue_factor(c, kind, chinese, name_terms, query, asked)
+        c.score *= _cue_factor(c, kind, chinese, name_terms, query, asked.terms)
     _lift_answers_of_the_asked_kind(candidates, kind)
     best = max(candidates, key=lambda c: c.score)
     if best.score == 0.0:
@@ -369,3 +362,21 @@ def compose(picks: Sequence[Pick]) -> str:
                 parts.append(" ")
         parts.append(cite(p.body, p.source.n))
     return "".join(parts)
+
+
+class BestSentences:
+    """Any question: the sentences that best cover it (a name asked for is answered by the
+    heading above them, ``heading_name``). Passes only when no source has a sentence of words."""
+
+    name = "best_sentences"
+
+    def answer(self, asked: Asked, sources: Sequence[Source]) -> Extracted | None:
+        # The first sources read whole: past the prompt's window lies what a reader looks for.
+        read = [s.whole() if s.n <= asked.whole_sources else s for s in sources]
+        picks = choose(asked, read)
+        if not picks:
+            return None
+        text = compose(picks)
+        if (heading := heading_answer(asked.question, picks)) is not None:
+            text = f"{heading}: {text}"  # "What is the name of the check …?": the section's heading
+        return Extracted(text, picks)

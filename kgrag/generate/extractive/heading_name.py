@@ -15,8 +15,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from kgrag.generate.extractive import Pick
-from kgrag.generate.sections import heading_levels
+from kgrag.generate.extractive.answerer import Pick
+from kgrag.generate.extractive.sections import heading_levels
 from kgrag.generate.sentences import terms
 from kgrag.text.analyze import analyze
 

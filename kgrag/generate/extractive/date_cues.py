@@ -1,5 +1,5 @@
 """The words that state a date rule in a source and that ask a date relative to today in a
-question, English and Chinese: the patterns ``kgrag.generate.dated`` reads (its logic stays
+question, English and Chinese: the patterns ``kgrag.generate.extractive.dates_for_today`` reads (its logic stays
 there). English and Chinese alternatives share one pattern where they mean the same; a Chinese
 alternative needs no word boundary.
 """

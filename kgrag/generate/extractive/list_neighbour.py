@@ -23,55 +23,21 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
+from kgrag.generate.extractive.answerer import Extracted
+from kgrag.generate.extractive.asked import Asked, PositionAsked
+from kgrag.generate.extractive.best_sentences import choose
+from kgrag.generate.extractive.best_sentences import compose as compose_quotes
+from kgrag.generate.extractive.subjects import pick
 from kgrag.generate.sentences import Sentence, readable, readable_cells, row_text, shorten, terms
 from kgrag.generate.types import Source
 from kgrag.lexicon.scripts import has_han
-from kgrag.retrieve.followup import asked_direction, asks_by_position
 from kgrag.retrieve.position import NEIGHBOUR
-from kgrag.retrieve.types import Completion
 from kgrag.text.markdown_tables import table_lines
 
 _LIST_ITEM = re.compile(r"^[ \t]*(?:[-*+]|\d{1,3}[.)]|[（(]?[一二三四五六七八九十]{1,3}[)）、.])[ \t]+(?P<body>\S.*)$")
-_LAST = re.compile(r"\b(?:last|final)\b|最后", re.IGNORECASE)
-_FIRST = re.compile(r"\bfirst\b|第一[个项步条]", re.IGNORECASE)
 RANK_DISCOUNT = 0.15  # an item of source n scores / (1 + RANK_DISCOUNT * (n - 1)), as in extractive
 ANCHOR_CHARS = 60
 MIN_COVERAGE = 0.5
-
-
-@dataclass(frozen=True)
-class PositionAsked:
-    """What a positional follow-up asks: the item ``where`` ("after", "before", "first", "last")
-    of the one the previous turn (``previous_question``, ``previous_answer`` when known) was
-    about; ``own_terms``: what the follow-up asks about that item ("are family plans covered?")."""
-
-    previous_question: str
-    previous_answer: str
-    where: str
-    own_terms: frozenset[str] = frozenset()
-
-    @property
-    def about(self) -> str:
-        """What the neighbouring section is read for: the previous question, and what the
-        follow-up asks of its neighbour."""
-        return " ".join([self.previous_question, *sorted(self.own_terms)])
-
-    @classmethod
-    def of(cls, completion: Completion | None) -> PositionAsked | None:
-        if completion is None or not completion.positional or not completion.carried_from:
-            return None
-        question = completion.original
-        where = asked_direction(question) or (
-            "last" if _LAST.search(question) else "first" if _FIRST.search(question) else None)
-        if where is None:
-            return None
-        own = frozenset(t for word in completion.own_terms if not _names_a_place(word) for t in terms(word))
-        return cls(completion.carried_from[-1], completion.previous_answer or "", where, own)
-
-
-def _names_a_place(word: str) -> bool:
-    """"下一步", "最后一项": a word of the follow-up that says where, not what it asks."""
-    return bool(asks_by_position(word) or asked_direction(word) or _LAST.search(word) or _FIRST.search(word))
 
 
 @dataclass(frozen=True)
@@ -286,3 +252,26 @@ def _weights(wanted: set[str], items: list[Item]) -> dict[str, float]:
         for t in item.words & wanted:
             held[t] += 1
     return {t: math.log(1 + len(items) / max(n, 1)) for t, n in held.items()}
+
+
+class ListNeighbour:
+    """A positional follow-up ("And the next one?"): the row or list item asked for, quoted with
+    its row; else the section retrieval placed next to the cited one, read for what the last
+    turn asked. Passes for any other question, or when neither is there."""
+
+    name = "list_neighbour"
+
+    def answer(self, asked: Asked, sources: Sequence[Source]) -> Extracted | None:
+        position = asked.position
+        if position is None:
+            return None
+        if (found := answer_item(position, sources)) is not None:
+            anchor, target = found
+            return Extracted(compose(position, anchor, target, asked.question),
+                             [pick(target.source, quoted_sentence(target))])
+        section = neighbour_section(position, sources)
+        if section is None or not (picks := choose(asked.about(position.about), [section])):
+            return None
+        title = section_title(section)
+        text = compose_quotes(picks)
+        return Extracted(f"{title}: {text}" if title and title not in text else text, picks)

@@ -15,7 +15,7 @@ import re
 from collections.abc import Sequence
 
 from kgrag.generate.citations import source_sentences
-from kgrag.generate.extractive import Pick
+from kgrag.generate.extractive.answerer import Pick
 from kgrag.generate.sentences import Sentence, answer_text, plain, terms
 from kgrag.generate.types import Source
 

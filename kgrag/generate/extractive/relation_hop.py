@@ -8,7 +8,7 @@ directors' pages among the sources it may read the wrong one (Richard Thorpe's b
 Godfrey's film). Here the hop is read: the subject's sentence naming the person ("directed by
 Peter Godfrey", ``subjects.led_to``), then that person's own page, read for the rest of the
 question with the person's name in place of the phrase ("Where was Peter Godfrey born?",
-``extractive.choose`` over that page alone). The answer leads with what the person's page says,
+``best_sentences.choose`` over that page alone). The answer leads with what the person's page says,
 then quotes the sentence naming the person:
 ``Peter Godfrey (16 October 1899 – 4 March 1970) was an English film director … born in London [2].
 He's a Cockeyed Wonder is a 1950 American comedy film directed by Peter Godfrey … [1].``
@@ -27,10 +27,21 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from kgrag.generate import extractive, located
 from kgrag.generate.citations import source_sentences
-from kgrag.generate.extractive import Pick, compose
-from kgrag.generate.subjects import KIN_WORDS, RELATIONS, led_to, longest_held, norm, profile, title_forms, titled_with
+from kgrag.generate.extractive import place_hop as located
+from kgrag.generate.extractive.answerer import Extracted, Pick
+from kgrag.generate.extractive.asked import Asked
+from kgrag.generate.extractive.best_sentences import choose, compose
+from kgrag.generate.extractive.subjects import (
+    KIN_WORDS,
+    RELATIONS,
+    led_to,
+    longest_held,
+    norm,
+    profile,
+    title_forms,
+    titled_with,
+)
 from kgrag.generate.types import Source
 
 # Relatives two hops away: the first relative's page names the second ("X's paternal
@@ -47,8 +58,9 @@ MAX_SAID = 2  # sentences of the person's page quoted
 _WHO = re.compile(r"^\s*(?:who|whom)\b", re.I)
 
 
-def answer(question: str, sources: Sequence[Source]) -> tuple[str, list[Pick]] | None:
+def answer(q: Asked, sources: Sequence[Source]) -> tuple[str, list[Pick]] | None:
     """The person's page's answer and the sentences naming the person, or None."""
+    question = q.question
     found = _relayed(question, sources)
     if found is None:
         return None
@@ -58,7 +70,7 @@ def answer(question: str, sources: Sequence[Source]) -> tuple[str, list[Pick]] |
         return None
     person, named_in = walked
     asked = question[:span[0]] + person + question[span[1]:]  # "Where was Peter Godfrey born?"
-    placed = located.answer(asked, sources)  # "the city where Peter Godfrey died": the place is a hop further
+    placed = located.answer(q.about(asked), sources)  # "the city where Peter Godfrey died": the place is a hop further
     if placed is not None:
         picks = [*placed[1], *reversed(named_in)]
         return compose(picks), picks
@@ -69,7 +81,7 @@ def answer(question: str, sources: Sequence[Source]) -> tuple[str, list[Pick]] |
     said: list[Pick] = []
     if page is not None:
         page = page.whole()  # the answer is often past the prompt's window ("He was born in London")
-        said = [p for p in extractive.choose(asked, [page], names=[person])
+        said = [p for p in choose(q.about(asked, (person,)), [page])
                 if not any(_same(p, n) for n in named_in)][:MAX_SAID]
     if not said and not (len(named_in) > 1 and _WHO.match(question)):
         return None  # a grandparent's name is the answer to "who"; anything else needs their page
@@ -131,3 +143,14 @@ def _page_of(person: str, sources: Sequence[Source]) -> Source | None:
 
 def _same(a: Pick, b: Pick) -> bool:
     return a.source.n == b.source.n and a.sentence.start == b.sentence.start
+
+
+class RelationHop:
+    """"Where was the director of film X born?": the person the relation leads to, then their
+    own page read for the rest of the question."""
+
+    name = "relation_hop"
+
+    def answer(self, asked: Asked, sources: Sequence[Source]) -> Extracted | None:
+        found = answer(asked, sources)
+        return None if found is None else Extracted(*found)

@@ -23,8 +23,19 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from kgrag.generate.extractive import Pick, compose
-from kgrag.generate.subjects import RELATION, bare, bracketed, in_reading_order, led_to, pick, profile, subjects_around
+from kgrag.generate.extractive.answerer import Extracted, Pick
+from kgrag.generate.extractive.asked import Asked
+from kgrag.generate.extractive.best_sentences import compose
+from kgrag.generate.extractive.subjects import (
+    RELATION,
+    bare,
+    bracketed,
+    in_reading_order,
+    led_to,
+    pick,
+    profile,
+    subjects_around,
+)
 from kgrag.generate.types import Source
 
 _WHICH = re.compile(r"^\s*(?:which|who|whose|what|was|were|is|are|did)\b", re.I)
@@ -223,3 +234,13 @@ def _earlier(a: tuple[int, int, int], b: tuple[int, int, int], date: str) -> boo
         if x != y:
             return x < y
     return None
+
+
+class WhichOfTwo:
+    """"Which film came out first, A or B?": each option's date read, the choice said."""
+
+    name = "which_of_two"
+
+    def answer(self, asked: Asked, sources: Sequence[Source]) -> Extracted | None:
+        found = answer(asked.question, sources)
+        return None if found is None else Extracted(*found)

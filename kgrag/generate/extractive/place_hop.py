@@ -10,7 +10,7 @@ then its whole page): the country by name or demonym ("located in eastern Djibou
 journalist": ``kgrag.lexicon.countries``), the state or province likewise, the county by its
 name ("in Jefferson County, Iowa"), the birthplace from "born … in Windhoek". Then the question
 is read again with the place in the phrase's stead ("Who was the first president of Djibouti?",
-``extractive.choose`` over the sources, the place's own page read whole), and the answer leads
+``best_sentences.choose`` over the sources, the place's own page read whole), and the answer leads
 with that, then quotes the sentence naming the place:
 ``Hassan Gouled Aptidon … was Djibouti's first President … [2]. Damerjog … is a small village
 located in eastern Djibouti … [1].``
@@ -27,11 +27,12 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from kgrag.generate import extractive
 from kgrag.generate.citations import source_sentences
-from kgrag.generate.extractive import Pick, compose
+from kgrag.generate.extractive.answerer import Extracted, Pick
+from kgrag.generate.extractive.asked import Asked
+from kgrag.generate.extractive.best_sentences import choose, compose
+from kgrag.generate.extractive.subjects import longest_held, norm, pick, profile, title_forms, titled_with
 from kgrag.generate.sentences import terms
-from kgrag.generate.subjects import longest_held, norm, pick, profile, title_forms, titled_with
 from kgrag.generate.types import Source
 from kgrag.lexicon.countries import country_mentions, demonym
 
@@ -71,8 +72,9 @@ class PlaceAsked:
     span: tuple[int, int]  # the whole phrase in the question
 
 
-def answer(question: str, sources: Sequence[Source]) -> tuple[str, list[Pick]] | None:
+def answer(q: Asked, sources: Sequence[Source]) -> tuple[str, list[Pick]] | None:
     """The re-read's answer and the sentence naming the place, or None."""
+    question = q.question
     asked = place_asked(question, sources)
     if asked is None or not asks_about_the_place(question, asked):
         return None
@@ -83,7 +85,7 @@ def answer(question: str, sources: Sequence[Source]) -> tuple[str, list[Pick]] |
     reread = question[:asked.span[0]] + place + question[asked.span[1]:]  # "Who was the first president of Djibouti?"
     own = titled_with(place, sources)
     read = [s.whole() if own is not None and s.n == own.n else s for s in sources]
-    said = [p for p in extractive.choose(reread, read, names=[place])
+    said = [p for p in choose(q.about(reread, (place,)), read)
             if p.source.n != named_in.source.n and _names(p, place, asked.kind)][:MAX_SAID]
     if not said:
         return None
@@ -189,3 +191,14 @@ def _locality(text: str) -> str | None:
 
 _FINDERS: dict[str, Callable[[str], str | None]] = {
     "country": _country, "state": _state, "county": _county, "locality": _locality}
+
+
+class PlaceHop:
+    """"Who was the first president of Damerjog's country?": the place read first, then the
+    question again about it."""
+
+    name = "place_hop"
+
+    def answer(self, asked: Asked, sources: Sequence[Source]) -> Extracted | None:
+        found = answer(asked, sources)
+        return None if found is None else Extracted(*found)
