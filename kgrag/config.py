@@ -52,7 +52,7 @@ class ChunkingSettings(_Section):
 
 
 class MetadataSettings(_Section):
-    """Where ingestion reads each document's facets from (``kgrag.ingest.facets``)."""
+    """Where ingestion reads each document's facets from (``kgrag.ingest.record_facets``)."""
 
     # Glob on the document's source path → doc_type, first match wins ({"policies/**": "policy"}).
     doc_type_by_path: dict[str, str] = Field(default_factory=dict)

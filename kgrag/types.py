@@ -28,7 +28,7 @@ ANY_CASE_TYPES = frozenset({TERM, DEFINED_TERM, IDENTIFIER, SECTION, TABLE_ENTRY
 # document structure (``kgrag.ingest.terms``): a section is PART_OF its parent section, a term is
 # DEFINED_IN the section that defines it, the entries of one table row are in one ROW, a
 # section LINKS_TO the page its link points at, an acronym is an ALIAS_OF its long form, a role
-# title LEADS the unit it names ("Chief Marketing Officer" → "Marketing", ``kgrag.ingest.roles``).
+# title LEADS the unit it names ("Chief Marketing Officer" → "Marketing", ``kgrag.ingest.role_titles``).
 CO_OCCURS = "CO_OCCURS"
 PART_OF = "PART_OF"
 DEFINED_IN = "DEFINED_IN"

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from kgrag.retrieve.types import LinkedEntity
-from kgrag.retrieve.wording import content_words, question_names, word_coverage
-from kgrag.retrieve.wording import inflection_found as found
+from kgrag.retrieve.word_forms import content_words, question_names, word_coverage
+from kgrag.retrieve.word_forms import inflection_found as found
 
 
 def test_word_forms_match_inflections_not_derived_words():
@@ -59,7 +59,7 @@ def test_chinese_function_words_are_no_content_words():
 
 def test_word_coverage_of_chinese_words_is_by_substring():
     from kgrag.retrieve.types import Hit
-    from kgrag.retrieve.wording import HitText
+    from kgrag.retrieve.word_forms import HitText
     from kgrag.types import Chunk
 
     chunk = Chunk(id="c", doc_id="d", text="《战国无双3》是由光荣和ω-force开发的。", start=0, end=20, title="战国无双3")
@@ -71,7 +71,7 @@ def test_word_coverage_of_chinese_words_is_by_substring():
 
 def test_a_question_asking_when_does_not_miss_the_words_that_say_when():
     from kgrag.retrieve.types import Hit
-    from kgrag.retrieve.wording import HitText
+    from kgrag.retrieve.word_forms import HitText
     from kgrag.types import Chunk
 
     text = "Monthly coworking in downtown Boston, second Wednesday of each month."
@@ -90,7 +90,7 @@ def test_a_question_asking_when_does_not_miss_the_words_that_say_when():
 
 
 def test_asked_for_nouns_are_the_kind_of_answer_not_the_subject():
-    from kgrag.retrieve.wording import asked_nouns
+    from kgrag.retrieve.word_forms import asked_nouns
 
     assert asked_nouns("于乐的职业是什么？") == {"职业"}
     assert asked_nouns("津蓟铁路沿线设置了哪几个站点？") == {"站点"}

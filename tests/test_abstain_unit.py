@@ -8,7 +8,7 @@ from __future__ import annotations
 import random
 import unicodedata
 
-from kgrag.retrieve.wording import _INFLECTIONS, fold, inflection_found
+from kgrag.retrieve.word_forms import _INFLECTIONS, fold, inflection_found
 
 
 def reference(text: str) -> str:

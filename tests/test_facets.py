@@ -1,4 +1,4 @@
-"""Document facets (kgrag/facets.py, kgrag/ingest/facets.py): what each loader records, that
+"""Document facets (kgrag/facets.py, kgrag/ingest/record_facets.py): what each loader records, that
 every chunk carries them through ingestion into the embedded stores, that a knowledge base
 written before they existed keeps working, filters on them on every path, and the recency
 preference. The engines' filter translations are in tests/contract/test_filter_contract.py."""
@@ -15,9 +15,9 @@ import pytest
 
 from kgrag.config import MetadataSettings
 from kgrag.facets import FacetCatalog, detect_language, parse_date, parse_tags
-from kgrag.ingest.facets import record_facets
 from kgrag.ingest.loaders import load
 from kgrag.ingest.loaders.front_matter import front_matter
+from kgrag.ingest.record_facets import record_facets
 from kgrag.retrieve.recency import Recency, boost, prefer_recent
 from kgrag.retrieve.types import Hit
 from kgrag.stores.filters import SearchFilter

@@ -1,5 +1,5 @@
 """A follow-up that asks for a neighbour by position, answered from what the last turn cited
-(kgrag.retrieve.position): the rule, then the real pipeline (embedded stores, MiniLM, spaCy) on a
+(kgrag.retrieve.cited_neighbour): the rule, then the real pipeline (embedded stores, MiniLM, spaCy) on a
 hand-made page of Slack channel categories, one section each, the third spanning two chunks."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from kgrag.retrieve.cited_neighbour import NEIGHBOUR
 from kgrag.retrieve.followup import asked_direction, complete
-from kgrag.retrieve.position import NEIGHBOUR
 from kgrag.retrieve.trace import result_dict
 from kgrag.types import Turn
 from tests.conftest import ingested_kb

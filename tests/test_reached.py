@@ -1,4 +1,4 @@
-"""The graph walk's array scoring (``kgrag.retrieve.reached``) equals the dict-of-lists version it
+"""The graph walk's array scoring (``kgrag.retrieve.walk_scores``) equals the dict-of-lists version it
 replaced, kept here as the reference: same chunks read for their titles, same scores and
 ranking, same evidence and seed support, on random walks with ties, several routes per entity
 and home bonuses."""
@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from kgrag.retrieve.paths import HOME_BONUS
-from kgrag.retrieve.reached import SECONDARY_SHARE, Reached, top_rows
 from kgrag.retrieve.types import SeedSupport
+from kgrag.retrieve.walk_scores import SECONDARY_SHARE, Reached, top_rows
 from kgrag.types import GraphPath
 
 

@@ -221,7 +221,7 @@ def test_a_link_to_a_page_read_in_an_earlier_call_becomes_a_relation(recognizer)
 
 
 def test_a_role_title_names_the_unit_it_leads():
-    from kgrag.ingest.roles import RoleTitle, role_titles, unit_names
+    from kgrag.ingest.role_titles import RoleTitle, role_titles, unit_names
 
     text = ("The Chief Information Security Officer (CISO), the Chief Financial Officer and the "
             "Chief Executive Officer meet the VP of Global Channels, the Senior Director, Engineering "

@@ -33,7 +33,7 @@ from itertools import combinations
 from typing import TYPE_CHECKING, TypeVar
 
 from kgrag.config import ExtractionSettings
-from kgrag.ingest.roles import LEADS_WEIGHT, AwaitedUnits, stored_role_units
+from kgrag.ingest.role_titles import LEADS_WEIGHT, AwaitedUnits, stored_role_units
 from kgrag.lexicon.entity_rules import is_noise_name, parenthesised_alias_keys
 from kgrag.lexicon.gazetteer import Gazetteer, GazetteerMatch, matchable
 from kgrag.lexicon.normalize import normalize_alias
@@ -346,7 +346,7 @@ class Extractor:
         self._leads([x for x in doc_terms.links if x.type == LEADS], entities, relations)
 
     def _leads(self, links: Sequence[Link], entities: dict[str, _EntityState], relations: list[Relation]) -> None:
-        """A role title LEADS the first of its unit's names (``kgrag.ingest.roles``, most
+        """A role title LEADS the first of its unit's names (``kgrag.ingest.role_titles``, most
         specific first) that is a stored entity of an organisation's kind, not a person or a
         place ("Head of Remote Darren M" leads no Darren M); a role whose unit no entity names
         yet waits for one (``AwaitedUnits``), so the edge does not depend on document order."""

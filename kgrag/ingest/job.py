@@ -20,8 +20,8 @@ from kgrag.config import MetadataSettings
 from kgrag.errors import StoreError
 from kgrag.ingest.chunking import Chunker
 from kgrag.ingest.cross_lingual import complete_multilingual_blocks
-from kgrag.ingest.facets import record_facets
 from kgrag.ingest.loaders import LoadError, discover, load
+from kgrag.ingest.record_facets import record_facets
 from kgrag.ingest.report import Failure, IngestReport, Progress, ProgressCallback, drop, timed
 from kgrag.ingest.revision import content_of, stamped
 from kgrag.lexicon.scripts import is_mainly_han, is_mainly_non_latin
@@ -59,7 +59,7 @@ class IngestJob:
         revision: str | None = None,
     ):
         """``journal`` None: one in memory (no recovery across processes; tests).
-        ``metadata``: where documents' facets are read from (``kgrag.ingest.facets``).
+        ``metadata``: where documents' facets are read from (``kgrag.ingest.record_facets``).
         ``revision``: stamped on each stored hash (``kgrag.ingest.revision``); a document
         stored under another one is rebuilt. None: hashes are content alone (tests)."""
         self.metadata = metadata or MetadataSettings()

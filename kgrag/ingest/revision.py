@@ -43,7 +43,7 @@ def stored_settings(settings: Settings, embedder: EmbedderSettings | None = None
         extraction["llm_model"] = settings.llm.model
     else:  # LLM extraction off: its knobs store nothing
         extraction = {k: v for k, v in extraction.items() if not k.startswith("llm")}
-    # Facet sources (kgrag.ingest.facets) only when changed, so the defaults keep their digest.
+    # Facet sources (kgrag.ingest.record_facets) only when changed, so the defaults keep their digest.
     facets = {} if settings.metadata == MetadataSettings() else {"metadata": settings.metadata.model_dump(mode="json")}
     embedder = embedder or settings.embedder
     return {

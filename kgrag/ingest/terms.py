@@ -21,7 +21,7 @@ and per document the structure: the section is PART_OF its parent section (title
 ROW (a role and its channel, a division and its output), a Markdown/HTML link LINKS_TO the page
 it points at (resolved by path suffix among the pages seen, so site-absolute and relative
 links both resolve), an acronym is an ALIAS_OF its long form when both were already
-separate entities, and a role title LEADS the unit it names (``kgrag.ingest.roles``).
+separate entities, and a role title LEADS the unit it names (``kgrag.ingest.role_titles``).
 
 Encyclopedic prose (HotpotQA, MuSiQue, 2Wiki) is left to NER: with ``terms="auto"`` (the
 default) only documents that carry Markdown/HTML structure (headings, lists, tables, links,
@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-from kgrag.ingest.roles import LEADS_WEIGHT, role_titles
+from kgrag.ingest.role_titles import LEADS_WEIGHT, role_titles
 from kgrag.lexicon.gazetteer import english_stop_words, matchable
 from kgrag.lexicon.normalize import normalize_alias
 from kgrag.lexicon.scripts import HAN

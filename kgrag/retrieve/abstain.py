@@ -26,7 +26,7 @@ from dataclasses import asdict, dataclass, field
 from kgrag.config import RetrievalSettings
 from kgrag.lexicon.scripts import HAN_RUN, has_han
 from kgrag.retrieve.types import Hit, LinkedEntity
-from kgrag.retrieve.wording import (
+from kgrag.retrieve.word_forms import (
     FUZZY_WORD_RATIO,
     LATIN_WORD,
     MIN_FUZZY_WORD,

@@ -39,7 +39,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from kgrag.retrieve.refreshed import Refreshed, unless_unchanged
+from kgrag.retrieve.background_cache import Refreshed, unless_unchanged
 from kgrag.retrieve.types import LinkedEntity
 from kgrag.stores.base import GraphReader
 from kgrag.text.analyze import analyze

@@ -30,8 +30,8 @@ from typing import NamedTuple
 from kgrag.lexicon.gazetteer import Gazetteer, candidate_aliases, english_stop_words
 from kgrag.lexicon.normalize import normalize_alias
 from kgrag.lexicon.scripts import has_han
+from kgrag.retrieve.background_cache import Refreshed, unless_unchanged
 from kgrag.retrieve.describe import DescriptionLinker
-from kgrag.retrieve.refreshed import Refreshed, unless_unchanged
 from kgrag.retrieve.types import LinkedEntity
 from kgrag.stores.base import GraphReader
 from kgrag.types import ANY_CASE_TYPES, IDENTIFIER, SECTION, Entity

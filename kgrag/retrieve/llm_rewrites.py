@@ -145,7 +145,7 @@ class LLMDriver:
             return RoundPlan(stop="no hit to read")
         if query.completion is not None and query.completion.positional:
             # As for the LLM-free driver: what it asks for is a neighbour of the last turn's
-            # hits (placed after the rounds, kgrag.retrieve.position), not a chain to follow.
+            # hits (placed after the rounds, kgrag.retrieve.cited_neighbour), not a chain to follow.
             return RoundPlan(stop="a follow-up asking for a neighbour by position ('the next one'): "
                                   "no LLM round is asked for")
         if self.llm is None:

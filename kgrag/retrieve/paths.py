@@ -15,10 +15,10 @@ import numpy as np
 from kgrag.lexicon.normalize import normalize_alias
 from kgrag.lexicon.titles import title_aliases
 from kgrag.retrieve.phrases import holds, quoted_phrases, telling
-from kgrag.retrieve.reached import Reached, top_rows
 from kgrag.retrieve.tables import asked_column, has_column
 from kgrag.retrieve.types import PathResult, Query, SeedWalk
-from kgrag.retrieve.wording import content_words, held_share
+from kgrag.retrieve.walk_scores import Reached, top_rows
+from kgrag.retrieve.word_forms import content_words, held_share
 from kgrag.stores.base import ChunkIndex, GraphReader
 from kgrag.types import GraphPath, ScoredId
 

@@ -18,6 +18,7 @@ from kgrag.lexicon.scripts import has_han
 from kgrag.models.base import CorpusEmbedder, Embedder, Reranker
 from kgrag.retrieve.abstain import GATE_DEPTH, assess, gate_settings
 from kgrag.retrieve.acronyms import letter_parts
+from kgrag.retrieve.cited_neighbour import open_with_cited
 from kgrag.retrieve.constraints import CatalogCache, merge_filters
 from kgrag.retrieve.followup import complete
 from kgrag.retrieve.fusion import Fusion, fuse
@@ -25,7 +26,6 @@ from kgrag.retrieve.iterate import EntityFeedbackDriver, IterationDriver, RoundP
 from kgrag.retrieve.linking import EntityLinker
 from kgrag.retrieve.llm_rewrites import REWRITES, QueryLLM, parse_rewrites, run_rewrites
 from kgrag.retrieve.paths import DensePath, GraphWalkPath, KeywordPath
-from kgrag.retrieve.position import open_with_cited
 from kgrag.retrieve.postprocess import drop_overlapping, expand_parents, fused_hits
 from kgrag.retrieve.recency import Recency, prefer_recent
 from kgrag.retrieve.types import (

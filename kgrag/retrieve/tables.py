@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 import re
 
-from kgrag.retrieve.wording import LATIN_WORD, fold, inflection_found
+from kgrag.retrieve.word_forms import LATIN_WORD, fold, inflection_found
 from kgrag.text.markdown_tables import header_cells
 
 # "What is the [name of the] [adjectives] NOUN of/for/…" and "Which [adjectives] NOUN is/should/…": the noun

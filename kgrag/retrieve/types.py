@@ -162,7 +162,7 @@ class Completion:
     # the iteration driver does not chain from it (kgrag.retrieve.iterate).
     positional: bool = False
     # For a positional follow-up: the chunks the last turn cited, whose neighbour it asks about
-    # (kgrag.retrieve.position), and which way ("after", "before"; None: either).
+    # (kgrag.retrieve.cited_neighbour), and which way ("after", "before"; None: either).
     anchor: tuple[str, ...] = ()
     direction: str | None = None
     # For a positional follow-up: what the last turn answered (None: not given), so the answerer

@@ -21,7 +21,7 @@ from kgrag.facets import FacetCatalog
 from kgrag.lexicon.scripts import has_han
 from kgrag.retrieve.constraints import read_constraints
 from kgrag.retrieve.types import Understanding
-from kgrag.retrieve.wording import content_words
+from kgrag.retrieve.word_forms import content_words
 
 # Whole-message small talk (after trimming punctuation, emoji and whitespace), en and zh.
 _SMALL_TALK_EN = re.compile(

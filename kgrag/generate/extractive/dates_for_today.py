@@ -38,7 +38,7 @@ from kgrag.generate.extractive.best_sentences import RANK_DISCOUNT, compose
 from kgrag.generate.extractive.subjects import pick
 from kgrag.generate.sentences import Sentence, terms
 from kgrag.generate.types import Source
-from kgrag.retrieve.wording import asks_when
+from kgrag.retrieve.word_forms import asks_when
 
 
 @dataclass(frozen=True)

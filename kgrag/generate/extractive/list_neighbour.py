@@ -8,7 +8,7 @@ the user means is a place in a list: the item the previous turn asked about (the
 previous question names, rarer words weighing more, in the sources' rank order; else the one the
 previous answer quoted)
 and the item after or before it in the same table or list — or that list's first or last item. The
-retrieval path already puts the cited chunk first (``kgrag.retrieve.position``); this reads the
+retrieval path already puts the cited chunk first (``kgrag.retrieve.cited_neighbour``); this reads the
 place inside it. No table or list, no item matched, or no item that way: the section retrieval
 placed next to the cited chunk is read for the previous question instead ("Which prefix do working
 group channels carry?" → "And the next one?" → "Feature channels carry the prefix feat_"); with no
@@ -31,7 +31,7 @@ from kgrag.generate.extractive.subjects import pick
 from kgrag.generate.sentences import Sentence, readable, readable_cells, row_text, shorten, terms
 from kgrag.generate.types import Source
 from kgrag.lexicon.scripts import has_han
-from kgrag.retrieve.position import NEIGHBOUR
+from kgrag.retrieve.cited_neighbour import NEIGHBOUR
 from kgrag.text.markdown_tables import table_lines
 
 _LIST_ITEM = re.compile(r"^[ \t]*(?:[-*+]|\d{1,3}[.)]|[（(]?[一二三四五六七八九十]{1,3}[)）、.])[ \t]+(?P<body>\S.*)$")

@@ -65,7 +65,7 @@ def load(path: Path) -> list[Document]:
     except RecursionError:  # a parser library's recursive walk over hostile nesting
         raise LoadError(path, "the file is nested too deeply to read") from None
     try:
-        mtime: float | None = path.stat().st_mtime  # the date of last resort (kgrag.ingest.facets)
+        mtime: float | None = path.stat().st_mtime  # the date of last resort (kgrag.ingest.record_facets)
     except OSError:
         mtime = None
     for doc in docs:

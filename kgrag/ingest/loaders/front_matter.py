@@ -1,5 +1,5 @@
 """YAML front matter of Markdown files: where ``tags:`` and ``date:`` facets come from
-(``kgrag.ingest.facets``). The block stays in the text: it is part of what was written."""
+(``kgrag.ingest.record_facets``). The block stays in the text: it is part of what was written."""
 
 from __future__ import annotations
 
