@@ -40,9 +40,9 @@ def service_for(components, user: str = "ana") -> AliasService:
 
 def graph_state(graph) -> dict:
     """Everything an alias change may touch, comparable before/after."""
-    keys = [e.key for e in graph.list_entities()]
+    keys = [e.key for e in graph.alias_admin.list_entities()]
     return {"stats": graph.stats(), "aliases": graph.alias_table(), "mentions": graph.mentions_of(keys),
-            "entities": [(e.key, e.name, e.type, e.curated, e.aliases) for e in graph.list_entities()],
+            "entities": [(e.key, e.name, e.type, e.curated, e.aliases) for e in graph.alias_admin.list_entities()],
             "weights": {(a, b): round(graph.relation_weight(a, b), 9) for a in keys for b in keys if a < b}}
 
 
@@ -189,10 +189,10 @@ def test_every_operation_is_idempotent(seeded):
     ]
     for step in steps:
         assert step().changed
-        state, audit = graph_state(graph), graph.audit_log()
+        state, audit = graph_state(graph), graph.audit.audit_log()
         repeat = step()
         assert not repeat.changed, repeat.message
-        assert graph_state(graph) == state and graph.audit_log() == audit
+        assert graph_state(graph) == state and graph.audit.audit_log() == audit
 
 
 @pytest.mark.parametrize("operation, code, message", [
@@ -215,11 +215,11 @@ def test_every_operation_is_idempotent(seeded):
 def test_bad_input_is_refused_with_a_clear_error_and_changes_nothing(seeded, operation, code, message):
     service = service_for(seeded)
     service.add("树的算法", ["树算法"])  # curated from now on
-    state, audit = graph_state(seeded.graph), seeded.graph.audit_log()
+    state, audit = graph_state(seeded.graph), seeded.graph.audit.audit_log()
     with pytest.raises(AliasError, match=message) as err:
         operation(service)
     assert err.value.code == code
-    assert graph_state(seeded.graph) == state and seeded.graph.audit_log() == audit
+    assert graph_state(seeded.graph) == state and seeded.graph.audit.audit_log() == audit
 
 
 def test_force_lets_two_entities_claim_a_curated_name_and_ambiguity_is_visible(seeded):
@@ -294,6 +294,6 @@ def test_suggest_finds_duplicates_and_changes_nothing(tmp_path, embedder):
         top = next(s for s in suggestions if s.drop.key == "lca")
         assert top.keep.key == "lowest common ancestor"
         assert top.command() == "kgrag aliases merge 'lowest common ancestor' lca"
-        assert graph.stats() == before and graph.audit_log() == []
+        assert graph.stats() == before and graph.audit.audit_log() == []
     finally:
         graph.close()

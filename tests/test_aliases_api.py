@@ -127,7 +127,7 @@ def test_export_import_csv_and_ambiguity(api):
 def test_refusals_are_json_errors_that_change_nothing(api):
     api.post("/v1/entities/Tree algorithms/aliases", json={"aliases": ["算法"]}, headers=ADMIN)
     graph = _graph(api)
-    state, audit = graph_state(graph), graph.audit_log()
+    state, audit = graph_state(graph), graph.audit.audit_log()
     assert "no entity named 'nope'" in _error(
         api.delete("/v1/entities/nope/aliases", json={"aliases": ["x"]}, headers=ADMIN), 404, "unknown_entity")
     assert "alias is empty" in _error(
@@ -141,7 +141,7 @@ def test_refusals_are_json_errors_that_change_nothing(api):
                     headers=ADMIN), 400, "invalid")
     _error(api.post("/v1/entities/_import", json={"x": 1}, headers=ADMIN), 415, "unsupported_media_type")
     _error(api.delete("/v1/entities/nope", headers=ADMIN), 404, "unknown_entity")
-    assert graph_state(graph) == state and graph.audit_log() == audit
+    assert graph_state(graph) == state and graph.audit.audit_log() == audit
 
 
 def test_suggest_over_http(api):

@@ -113,7 +113,7 @@ def test_scripts_aliases_wrapper(kb):
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert "created curated entity 'lca'" in done.stdout
-    assert kb.graph.audit_log()[0].who == "carla"
+    assert kb.graph.audit.audit_log()[0].who == "carla"
     done = subprocess.run([str(REPO / "scripts" / "aliases"), "show", "nope"], env=env, capture_output=True,
                           text=True, timeout=300)
     assert done.returncode == 2 and "no entity named 'nope'" in done.stderr

@@ -41,7 +41,7 @@ def _ingest_snapshot(data_dir, corpus, embedder, recognizer, ner_processes: int)
             "chunks": sorted(chunks),
             "searchable": sorted(comps.chunk_index.document_ids()),
             # Aliases keep their stored order: which spelling came first is part of the result.
-            "entities": [(e.key, e.name, e.type, e.aliases, e.curated) for e in graph.list_entities()],
+            "entities": [(e.key, e.name, e.type, e.aliases, e.curated) for e in graph.alias_admin.list_entities()],
             "alias_table": graph.alias_table(),
             "mentions": sorted(mentions),
             "relations": sorted(relations),

@@ -45,7 +45,7 @@ def test_demo_lca_is_one_entity_and_formula_fragments_are_none(demo_kb):
     entity = graph.get_entity("lowest common ancestor")
     assert entity is not None and "Lowest Common Ancestor (LCA)" in entity.aliases
     assert graph.get_entity(normalize_alias("Lowest Common Ancestor (LCA)")) is None
-    assert not [e.name for e in graph.list_entities() if any(op in e.name for op in "×−")]
+    assert not [e.name for e in graph.alias_admin.list_entities() if any(op in e.name for op in "×−")]
 
 
 def test_suggest_proposes_the_parenthesised_duplicate_and_no_chinese_embedding_pairs(tmp_path, embedder):

@@ -78,7 +78,7 @@ def test_another_writers_ingest_and_delete_update_the_graph_without_a_rebuild(kb
 def test_alias_merge_and_entity_delete_are_followed_too(kb):
     reader, writer, _ = kb
     cached(reader)
-    top = sorted(reader.list_entities(), key=lambda e: -len(reader.mentions_of([e.key]).get(e.key, [])))[:3]
+    top = sorted(reader.alias_admin.list_entities(), key=lambda e: -len(reader.mentions_of([e.key]).get(e.key, [])))[:3]
     service = AliasService.from_components(writer, user="test")
     service.merge(top[0].key, [top[1].key])
     assert cached(reader) == fresh(reader)
@@ -100,7 +100,7 @@ def test_a_pruned_change_log_makes_the_reader_rebuild(kb):
 def test_walks_during_concurrent_writes_see_a_consistent_graph(kb):
     reader, writer, more = kb
     cached(reader)
-    keys = [e.key for e in reader.list_entities()[:20]]
+    keys = [e.key for e in reader.alias_admin.list_entities()[:20]]
     errors: list[BaseException] = []
     stop = threading.Event()
 

@@ -35,7 +35,7 @@ def test_llm_entities_join_the_graph_with_provenance_and_cost(tmp_path, llm_sett
         assert report.llm["calls"] == report.chunks_written == 1 and report.llm["failed"] == 0
         assert report.llm["prompt_tokens"] > 0 and report.llm["completion_tokens"] > 0
         assert report.llm["entities_kept"] >= 1
-        found = [e for e in comps.graph.list_entities() if e.type.startswith("llm:")]
+        found = [e for e in comps.graph.alias_admin.list_entities() if e.type.startswith("llm:")]
         assert found, "an entity only the LLM named is in the graph, typed llm:<TYPE>"
         mentions = comps.graph.mentions_of([e.key for e in found])
         for entity in found:
@@ -52,7 +52,7 @@ def test_a_reply_cut_short_skips_the_chunk_with_the_reason(tmp_path, llm_setting
         assert report.llm is not None and report.llm["failed"] == 1
         [skipped] = report.llm["skipped"]
         assert skipped["reason"].startswith("reply is not JSON of the schema")
-        assert not any(e.type.startswith("llm:") for e in comps.graph.list_entities())
-        assert comps.graph.list_entities(), "NER's entities are still written"
+        assert not any(e.type.startswith("llm:") for e in comps.graph.alias_admin.list_entities())
+        assert comps.graph.alias_admin.list_entities(), "NER's entities are still written"
     finally:
         comps.close()

@@ -25,7 +25,7 @@ from kgrag.types import Entity
 def export_glossary(service: AliasService, path: str | Path, *, every: bool = False) -> dict[str, Any]:
     graph = service.graph
     if every:
-        chosen = [e for e in graph.list_entities() if e.curated or any(normalize_alias(a) != e.key for a in e.aliases)]
+        chosen = [e for e in graph.alias_admin.list_entities() if e.curated or any(normalize_alias(a) != e.key for a in e.aliases)]
     else:
         chosen = graph.curated_entities()
     rows = [Entity(e.key, e.name, e.type, [a for a in e.aliases if normalize_alias(a) != e.key], e.curated)
@@ -74,7 +74,7 @@ def import_glossary(service: AliasService, path: str | Path, *, force: bool = Fa
     for e, existing, new, absorb in plans:
         todo = [k for k in dict.fromkeys(absorb) if k not in incoming and graph.get_entity(k) is not None]
         if todo:
-            graph.merge_entities(e.key, todo)
+            graph.alias_admin.merge_entities(e.key, todo)
             absorbed[e.key] = todo
         if existing is None:
             created.append(e.key)

@@ -79,7 +79,7 @@ def link_aliases(
         related = [k for k in others.get(chunk_id, []) if k not in excluded[chunk_id]]
         relations += [Relation(key, other, chunk_id, CO_OCCURS, 1.0)
                       for other in related[: max(0, max_entities_per_chunk - 1)]]
-    report.mentions_written = graph.add_mentions(mentions, relations)
+    report.mentions_written = graph.alias_admin.add_mentions(mentions, relations)
     report.linked_chunks = sorted(found)
     return report
 

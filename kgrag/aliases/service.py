@@ -141,9 +141,9 @@ class AliasService:
         else:
             self._mark_curated(target)
         added = list(new.values())
-        self.graph.add_aliases(key, added)  # first, so they keep the order given
+        self.graph.alias_admin.add_aliases(key, added)  # first, so they keep the order given
         if absorb:
-            self.graph.merge_entities(key, absorb)
+            self.graph.alias_admin.merge_entities(key, absorb)
         scan = ([canonical] if target is None else []) + list(new.values())
         link = self.link_names(key, scan)
         ambiguous = self._ambiguous(key, [*new, key])
@@ -167,7 +167,7 @@ class AliasService:
         own = [a for a in aliases if normalize_alias(a) == entity.key]
         if own:
             raise AliasError("invalid", f"{own[0]!r} is the canonical name of {entity.key!r}; rename the entity instead")
-        removed = self.graph.remove_aliases(entity.key, aliases)
+        removed = self.graph.alias_admin.remove_aliases(entity.key, aliases)
         missing = [a for a in aliases if normalize_alias(a) not in {normalize_alias(r) for r in removed}]
         if not removed:
             return Change("remove", entity.key, False, f"{entity.key!r} has none of these aliases", {"not_found": missing})
@@ -184,7 +184,7 @@ class AliasService:
         if new_key != entity.key and (other := self.graph.get_entity(new_key)) is not None:
             raise AliasError("conflict", f"an entity named {other.name!r} ({other.key!r}) already exists; "
                                          f"merge them instead: kgrag aliases merge {other.key!r} {entity.key!r}")
-        renamed = self.graph.rename_entity(entity.key, new)
+        renamed = self.graph.alias_admin.rename_entity(entity.key, new)
         self._mark_curated(renamed)
         link = self.link_names(renamed.key, [new]) if new_key not in {normalize_alias(a) for a in entity.aliases} else None
         details = {"old_key": entity.key, "old_name": entity.name, "name": new,
@@ -202,7 +202,7 @@ class AliasService:
         keys = list(dict.fromkeys(e.key for e in dropped if e.key != kept.key))
         if not keys:
             return Change("merge", kept.key, False, f"already merged into {kept.key!r}")
-        merged = self.graph.merge_entities(kept.key, keys)
+        merged = self.graph.alias_admin.merge_entities(kept.key, keys)
         self._mark_curated(merged)
         return self.record_change("merge", kept.key, f"merged {keys} into {kept.key!r}",
                           {"dropped": keys, "aliases": merged.aliases})
@@ -225,7 +225,7 @@ class AliasService:
             raise AliasError("invalid", f"{foreign} not alias(es) of {entity.key!r} (its aliases: {entity.aliases})")
         if any(normalize_alias(a) == entity.key for a in aliases):
             raise AliasError("invalid", f"{entity.name!r} is the canonical name of {entity.key!r} and stays with it")
-        new = self.graph.split_entity(entity.key, aliases, into)
+        new = self.graph.alias_admin.split_entity(entity.key, aliases, into)
         self._mark_curated(entity)  # what it keeps is a person's decision now
         restored = self.graph.entity_chunk_counts([new.key]).get(new.key, 0)
         # Without merge provenance the new entity starts with no mention: find its chunks.
@@ -238,7 +238,7 @@ class AliasService:
 
     def delete(self, name: str) -> Change:
         entity = self.resolve(name)
-        self.graph.delete_entity(entity.key)
+        self.graph.alias_admin.delete_entity(entity.key)
         return self.record_change("delete", entity.key, f"deleted {entity.key!r} with its aliases, mentions and relations",
                           {"name": entity.name, "aliases": entity.aliases})
 
@@ -278,13 +278,13 @@ class AliasService:
         return {alias: sorted(keys) for alias, keys in table.items() if len(keys) > 1 and key in keys}
 
     def record_change(self, action: str, target: str, message: str, details: dict[str, Any]) -> Change:
-        self.graph.record_audit(AuditEntry(now(), self.user, action, target, details))
+        self.graph.audit.record_audit(AuditEntry(now(), self.user, action, target, details))
         if self.on_change is not None:
             self.on_change()
         return Change(action, target, True, message, details)
 
     def audit(self, limit: int = 50) -> list[AuditEntry]:
-        return self.graph.audit_log(limit)
+        return self.graph.audit.audit_log(limit)
 
 
 def now() -> str:

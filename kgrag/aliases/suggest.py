@@ -94,7 +94,7 @@ def suggest_duplicates(
     min_shared: int = 2,
     min_jaccard: float = 0.5,
 ) -> list[Suggestion]:
-    entities = {e.key: e for e in graph.list_entities()}
+    entities = {e.key: e for e in graph.alias_admin.list_entities()}
     counts = graph.entity_chunk_counts(list(entities))
     ranked = sorted(entities.values(), key=lambda e: (not e.curated, -counts.get(e.key, 0), e.key))
     pool = ranked[:max_entities]

@@ -26,7 +26,7 @@ def list_entities(service: AliasService, *, entity: str | None = None, every: bo
         found = [service.resolve(entity)]
         total = 1
     else:
-        found = [e for e in graph.list_entities()
+        found = [e for e in graph.alias_admin.list_entities()
                  if every or e.curated or any(normalize_alias(a) != e.key for a in e.aliases)]
         total = len(found)
         found = found[offset: offset + limit]

@@ -15,8 +15,9 @@ role                      used by                                         contra
 ``AuditLog``              ``kgrag.aliases``                               test_alias_contract
 ========================  ==============================================  =========================
 
-``GraphStore`` is their union (what the factory builds); ``AliasGraph`` is what
-``kgrag.aliases`` works on (reading, administering, auditing, curating).
+``GraphStore`` is what the factory builds: the first three roles, with the alias-admin and
+audit roles as objects of their own (``store.alias_admin``, ``store.audit``); ``AliasGraph``
+is what ``kgrag.aliases`` works on (reading, administering, auditing, curating).
 
 Write protocol for one document across both stores (journal, graph commit with the hash last,
 then the chunk swap; what makes every failure keep the old version or finish the new one, and a
@@ -307,21 +308,34 @@ class AuditLog(Protocol):
 
 
 @runtime_checkable
-class GraphStore(GraphReader, GraphWriter, GraphExport, AliasAdmin, AuditLog, Protocol):
-    """Every role of a graph store: what ``kgrag.stores.factory`` builds."""
+class GraphStore(GraphReader, GraphWriter, GraphExport, Protocol):
+    """What ``kgrag.stores.factory`` builds: the graph roles retrieval, ingestion and transfer
+    use, plus the store's alias-admin and audit role objects (``kgrag.aliases`` works on those;
+    nothing else needs their methods)."""
+
+    @property
+    def alias_admin(self) -> AliasAdmin: ...
+
+    @property
+    def audit(self) -> AuditLog: ...
 
     def close(self) -> None:
         ...
 
 
 @runtime_checkable
-class AliasGraph(GraphReader, AliasAdmin, AuditLog, Protocol):
-    """What ``kgrag.aliases`` works on: it reads the graph, administers aliases, keeps the
-    audit log, and adds or lists curated entities (glossaries)."""
+class AliasGraph(GraphReader, Protocol):
+    """What ``kgrag.aliases`` works on: it reads the graph, administers aliases (``alias_admin``),
+    keeps the audit log (``audit``), and adds or lists curated entities (glossaries)."""
+
+    @property
+    def alias_admin(self) -> AliasAdmin: ...
+
+    @property
+    def audit(self) -> AuditLog: ...
 
     def upsert_entities(self, entities: Sequence[Entity]) -> None:
         """As ``GraphWriter.upsert_entities``."""
 
     def curated_entities(self) -> list[Entity]:
         """As ``GraphExport.curated_entities``."""
-

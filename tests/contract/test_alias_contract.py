@@ -43,7 +43,7 @@ def kb(graph_store: GraphStore) -> GraphStore:
 
 def _snapshot(store: GraphStore) -> dict:
     """Everything a merge or split may touch, in comparable form."""
-    keys = [e.key for e in store.list_entities()]
+    keys = [e.key for e in store.alias_admin.list_entities()]
     return {
         "stats": store.stats(),
         "mentions": store.mentions_of(keys),
@@ -57,42 +57,42 @@ def _snapshot(store: GraphStore) -> dict:
 
 # -- aliases -----------------------------------------------------------------------------------
 def test_add_aliases_skips_normalized_duplicates_and_is_idempotent(kb):
-    added = kb.add_aliases("lca", ["Lowest Common Ancestor", "lca", "ＬＣＡ", "最近公共祖先", "LOWEST common-ancestor"])
+    added = kb.alias_admin.add_aliases("lca", ["Lowest Common Ancestor", "lca", "ＬＣＡ", "最近公共祖先", "LOWEST common-ancestor"])
     assert added == ["Lowest Common Ancestor", "最近公共祖先"]
     assert kb.get_entity("lca").aliases == ["LCA", "最低公共祖先", "Lowest Common Ancestor", "最近公共祖先"]
     # Now claimed twice: by lca and by the entities named so.
     assert sorted(kb.lookup_aliases(["lowest common ancestor"])["lowest common ancestor"]) == ["lca", "lowest common ancestor"]
     before = kb.stats()
-    assert kb.add_aliases("lca", ["Lowest Common Ancestor"]) == []
+    assert kb.alias_admin.add_aliases("lca", ["Lowest Common Ancestor"]) == []
     assert kb.stats() == before
 
 
 def test_add_aliases_to_an_unknown_entity_is_refused(kb):
     before = _snapshot(kb)
     with pytest.raises(StoreError, match="no entity keyed 'nope'"):
-        kb.add_aliases("nope", ["x"])
+        kb.alias_admin.add_aliases("nope", ["x"])
     assert _snapshot(kb) == before
 
 
 def test_remove_aliases_by_normalized_form(kb):
-    assert kb.remove_aliases("lca", ["l c a"]) == []
-    assert kb.remove_aliases("lca", ["missing"]) == []
-    kb.add_aliases("lca", ["Least Common Ancestor"])
-    assert kb.remove_aliases("lca", ["LEAST common ancestor"]) == ["Least Common Ancestor"]
+    assert kb.alias_admin.remove_aliases("lca", ["l c a"]) == []
+    assert kb.alias_admin.remove_aliases("lca", ["missing"]) == []
+    kb.alias_admin.add_aliases("lca", ["Least Common Ancestor"])
+    assert kb.alias_admin.remove_aliases("lca", ["LEAST common ancestor"]) == ["Least Common Ancestor"]
     assert "least common ancestor" not in kb.alias_table()
-    assert kb.remove_aliases("lca", ["LEAST common ancestor"]) == []
+    assert kb.alias_admin.remove_aliases("lca", ["LEAST common ancestor"]) == []
 
 
 def test_removing_the_name_is_refused_and_changes_nothing(kb):
     before = _snapshot(kb)
     with pytest.raises(StoreError, match="own name"):
-        kb.remove_aliases("lca", ["L.C.A.", "trees"])
+        kb.alias_admin.remove_aliases("lca", ["L.C.A.", "trees"])
     assert _snapshot(kb) == before
 
 
 # -- rename ------------------------------------------------------------------------------------
 def test_rename_to_another_spelling_keeps_the_key(kb):
-    entity = kb.rename_entity("tree", "TREE")
+    entity = kb.alias_admin.rename_entity("tree", "TREE")
     assert (entity.key, entity.name) == ("tree", "TREE")
     assert entity.aliases == ["TREE", "trees"]
     assert kb.mentions_of(["tree"])["tree"] == [("A#0", 1), ("A#1", 1), ("B#0", 1)]
@@ -100,7 +100,7 @@ def test_rename_to_another_spelling_keeps_the_key(kb):
 
 def test_rename_moves_everything_to_the_new_key_and_keeps_the_old_name_as_alias(kb):
     before = _snapshot(kb)
-    entity = kb.rename_entity("lca", "Lowest common ancestor (LCA)")
+    entity = kb.alias_admin.rename_entity("lca", "Lowest common ancestor (LCA)")
     key = "lowest common ancestor lca"
     assert (entity.key, entity.name, entity.type, entity.curated) == (key, "Lowest common ancestor (LCA)", "CONCEPT", True)
     assert entity.aliases[0] == "Lowest common ancestor (LCA)" and entity.aliases[1:] == ["LCA", "最低公共祖先"]
@@ -117,17 +117,17 @@ def test_rename_moves_everything_to_the_new_key_and_keeps_the_old_name_as_alias(
 def test_rename_onto_an_existing_key_is_refused(kb):
     before = _snapshot(kb)
     with pytest.raises(StoreError, match="already exists; merge"):
-        kb.rename_entity("lca", "Tree")
+        kb.alias_admin.rename_entity("lca", "Tree")
     with pytest.raises(StoreError, match="no letters or digits"):
-        kb.rename_entity("lca", " -- ")
+        kb.alias_admin.rename_entity("lca", " -- ")
     with pytest.raises(StoreError, match="no entity keyed"):
-        kb.rename_entity("nope", "Whatever")
+        kb.alias_admin.rename_entity("nope", "Whatever")
     assert _snapshot(kb) == before
 
 
 # -- merge and split ---------------------------------------------------------------------------
 def test_merge_moves_aliases_mentions_and_relations(kb):
-    kept = kb.merge_entities("lca", ["lowest common ancestor", "最近公共祖先"])
+    kept = kb.alias_admin.merge_entities("lca", ["lowest common ancestor", "最近公共祖先"])
     assert kept.key == "lca" and kept.name == "LCA" and kept.curated
     assert kept.aliases == ["LCA", "最低公共祖先", "Lowest Common Ancestor", "最近公共祖先", "最近共同祖先"]
     assert kb.get_entity("lowest common ancestor") is None and kb.get_entity("最近公共祖先") is None
@@ -147,10 +147,10 @@ def test_merge_moves_aliases_mentions_and_relations(kb):
 
 def test_merge_then_split_restores_the_original_mentions_and_relations(kb):
     before = _snapshot(kb)
-    kb.merge_entities("lca", ["lowest common ancestor", "最近公共祖先"])
-    lowest = kb.split_entity("lca", ["Lowest Common Ancestor"], "Lowest Common Ancestor")
+    kb.alias_admin.merge_entities("lca", ["lowest common ancestor", "最近公共祖先"])
+    lowest = kb.alias_admin.split_entity("lca", ["Lowest Common Ancestor"], "Lowest Common Ancestor")
     assert (lowest.key, lowest.type, lowest.aliases) == ("lowest common ancestor", "ORG", ["Lowest Common Ancestor"])
-    zh = kb.split_entity("lca", ["最近共同祖先"], "最近公共祖先")
+    zh = kb.alias_admin.split_entity("lca", ["最近共同祖先"], "最近公共祖先")
     assert zh.aliases == ["最近公共祖先", "最近共同祖先"]
     assert _snapshot(kb) == before
     assert kb.get_entity("lca").aliases == ["LCA", "最低公共祖先"]
@@ -167,38 +167,38 @@ def test_splits_in_any_order_restore_evidence_between_merged_entities(kb, first,
                       [Relation("lowest common ancestor", "最近公共祖先", "C#0", CO, 1.0),
                        Relation("最近公共祖先", "tree", "C#0", CO, 0.5), Relation("lowest common ancestor", "lca", "C#0", CO)])
     before = _snapshot(kb)
-    kb.merge_entities("lca", ["lowest common ancestor", "最近公共祖先"])
+    kb.alias_admin.merge_entities("lca", ["lowest common ancestor", "最近公共祖先"])
     assert kb.relation_weight("lca", "tree") == pytest.approx(5.5)
-    kb.split_entity("lca", [first[0]], first[1])
-    kb.split_entity("lca", [second[0]], second[1])
+    kb.alias_admin.split_entity("lca", [first[0]], first[1])
+    kb.alias_admin.split_entity("lca", [second[0]], second[1])
     assert _snapshot(kb) == before
     assert kb.relation_weight("lowest common ancestor", "最近公共祖先") == pytest.approx(1.0)
 
 
 def test_chained_merges_unwind_in_reverse(kb):
     before = _snapshot(kb)
-    kb.merge_entities("lowest common ancestor", ["最近公共祖先"])
-    kb.merge_entities("lca", ["lowest common ancestor"])
-    lowest = kb.split_entity("lca", ["Lowest Common Ancestor", "最近公共祖先", "最近共同祖先"], "Lowest Common Ancestor")
+    kb.alias_admin.merge_entities("lowest common ancestor", ["最近公共祖先"])
+    kb.alias_admin.merge_entities("lca", ["lowest common ancestor"])
+    lowest = kb.alias_admin.split_entity("lca", ["Lowest Common Ancestor", "最近公共祖先", "最近共同祖先"], "Lowest Common Ancestor")
     assert lowest.aliases == ["Lowest Common Ancestor", "最近公共祖先", "最近共同祖先"]
-    kb.split_entity("lowest common ancestor", ["最近共同祖先"], "最近公共祖先")
+    kb.alias_admin.split_entity("lowest common ancestor", ["最近共同祖先"], "最近公共祖先")
     assert _snapshot(kb) == before
 
 
 def test_split_restores_after_a_rename_of_the_kept_entity(kb):
     before = _snapshot(kb)["mentions"]
-    kb.merge_entities("tree", ["lowest common ancestor"])
-    kb.rename_entity("tree", "Rooted tree")
-    kb.split_entity("rooted tree", [], "Lowest Common Ancestor")
+    kb.alias_admin.merge_entities("tree", ["lowest common ancestor"])
+    kb.alias_admin.rename_entity("tree", "Rooted tree")
+    kb.alias_admin.split_entity("rooted tree", [], "Lowest Common Ancestor")
     after = kb.mentions_of(["rooted tree", "lowest common ancestor"])
     assert after["rooted tree"] == before["tree"]
     assert after["lowest common ancestor"] == before["lowest common ancestor"]
 
 
 def test_split_without_a_recorded_merge_moves_only_aliases(kb):
-    kb.add_aliases("tree", ["Rooted tree", "有根树"])
+    kb.alias_admin.add_aliases("tree", ["Rooted tree", "有根树"])
     before = kb.mentions_of(["tree"])
-    new = kb.split_entity("tree", ["有根树"], "Rooted tree")
+    new = kb.alias_admin.split_entity("tree", ["有根树"], "Rooted tree")
     assert (new.key, new.name, new.curated) == ("rooted tree", "Rooted tree", True)
     assert new.aliases == ["Rooted tree", "有根树"]
     assert kb.get_entity("tree").aliases == ["Tree", "trees"]
@@ -208,31 +208,31 @@ def test_split_without_a_recorded_merge_moves_only_aliases(kb):
 def test_bad_merges_and_splits_change_nothing(kb):
     before = _snapshot(kb)
     with pytest.raises(StoreError, match="no entity keyed 'nope'"):
-        kb.merge_entities("lca", ["tree", "nope"])
+        kb.alias_admin.merge_entities("lca", ["tree", "nope"])
     with pytest.raises(StoreError, match="into itself"):
-        kb.merge_entities("lca", ["lca"])
+        kb.alias_admin.merge_entities("lca", ["lca"])
     with pytest.raises(StoreError, match="not an alias of 'lca'"):
-        kb.split_entity("lca", ["Tree"], "Something")
+        kb.alias_admin.split_entity("lca", ["Tree"], "Something")
     with pytest.raises(StoreError, match="own name"):
-        kb.split_entity("lca", ["L.C.A"], "Something")
+        kb.alias_admin.split_entity("lca", ["L.C.A"], "Something")
     with pytest.raises(StoreError, match="already exists"):
-        kb.split_entity("lca", [], "Tree")
+        kb.alias_admin.split_entity("lca", [], "Tree")
     assert _snapshot(kb) == before
 
 
 def test_delete_entity(kb):
-    assert kb.delete_entity("lowest common ancestor") is True
+    assert kb.alias_admin.delete_entity("lowest common ancestor") is True
     assert kb.get_entity("lowest common ancestor") is None
     assert "lowest common ancestor" not in kb.alias_table()
     assert kb.relation_weight("lca", "lowest common ancestor") == 0
     assert kb.chunk_entities(["A#1"]) == {"A#1": ["tree"]}
     assert kb.stats()["relations"] == 2
-    assert kb.delete_entity("lowest common ancestor") is False
+    assert kb.alias_admin.delete_entity("lowest common ancestor") is False
 
 
 # -- late linking ------------------------------------------------------------------------------
 def test_add_mentions_raises_counts_and_is_idempotent(kb):
-    n = kb.add_mentions(
+    n = kb.alias_admin.add_mentions(
         [Mention("lca", "B#0", 2), Mention("lca", "A#0", 1), Mention("lca", "gone#9", 1)],
         [Relation("tree", "lca", "B#0", CO), Relation("最近公共祖先", "lca", "B#0", CO), Relation("lca", "tree", "gone#9", CO)],
     )
@@ -240,36 +240,36 @@ def test_add_mentions_raises_counts_and_is_idempotent(kb):
     assert kb.mentions_of(["lca"])["lca"] == [("A#0", 2), ("B#0", 2)]
     assert kb.relation_weight("lca", "tree") == pytest.approx(2.0)
     once = _snapshot(kb)
-    assert kb.add_mentions([Mention("lca", "B#0", 2)], [Relation("lca", "tree", "B#0", CO)]) == 0
+    assert kb.alias_admin.add_mentions([Mention("lca", "B#0", 2)], [Relation("lca", "tree", "B#0", CO)]) == 0
     assert _snapshot(kb) == once
     with pytest.raises(StoreError, match="unknown entity"):
-        kb.add_mentions([Mention("nope", "B#0", 1)], [])
+        kb.alias_admin.add_mentions([Mention("nope", "B#0", 1)], [])
     assert _snapshot(kb) == once
 
 
 # -- listing and the audit log -----------------------------------------------------------------
 def test_list_entities_pages_by_key(kb):
-    assert [e.key for e in kb.list_entities()] == sorted(KEYS)
-    page = kb.list_entities(limit=2, offset=1)
+    assert [e.key for e in kb.alias_admin.list_entities()] == sorted(KEYS)
+    page = kb.alias_admin.list_entities(limit=2, offset=1)
     assert [e.key for e in page] == sorted(KEYS)[1:3]
     assert page[0].aliases == kb.get_entity(page[0].key).aliases
 
 
 def test_audit_log_is_newest_first(graph_store):
-    assert graph_store.audit_log() == []
+    assert graph_store.audit.audit_log() == []
     for i in range(3):
-        graph_store.record_audit(AuditEntry(at=f"2025-01-0{i + 1}T00:00:00+00:00", who="ana", action="add",
+        graph_store.audit.record_audit(AuditEntry(at=f"2025-01-0{i + 1}T00:00:00+00:00", who="ana", action="add",
                                             target="lca", details={"aliases": ["最近公共祖先", f"n{i}"]}))
-    log = graph_store.audit_log(limit=2)
+    log = graph_store.audit.audit_log(limit=2)
     assert [e.details["aliases"][1] for e in log] == ["n2", "n1"]
     assert (log[0].who, log[0].action, log[0].target, log[0].at) == ("ana", "add", "lca", "2025-01-03T00:00:00+00:00")
 
 
 def test_injection_looking_aliases_are_stored_verbatim(kb):
     evil = ["x'}) DETACH DELETE n //", 'a"; DROP TABLE aliases; --', "$param {key: 1}"]
-    assert kb.add_aliases("lca", evil) == evil
+    assert kb.alias_admin.add_aliases("lca", evil) == evil
     assert kb.get_entity("lca").aliases[-3:] == evil
-    assert kb.remove_aliases("lca", evil[:1]) == evil[:1]
-    renamed = kb.rename_entity("tree", "Tree'}) MATCH (n) DETACH DELETE n //")
+    assert kb.alias_admin.remove_aliases("lca", evil[:1]) == evil[:1]
+    renamed = kb.alias_admin.rename_entity("tree", "Tree'}) MATCH (n) DETACH DELETE n //")
     assert renamed.name == "Tree'}) MATCH (n) DETACH DELETE n //"
     assert kb.stats()["entities"] == 4 and kb.stats()["documents"] == 2

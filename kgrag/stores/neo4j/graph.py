@@ -31,17 +31,16 @@ from kgrag.stores.neo4j.writes import (
     remove_document_content,
     remove_orphans,
 )
-from kgrag.stores.roles import RoleForwarding
 from kgrag.types import Chunk, Document, Entity, GraphPath, Mention, Relation
 
 if TYPE_CHECKING:
     from kgrag.config import Neo4jSettings
 
 
-class Neo4jGraphStore(RoleForwarding):
+class Neo4jGraphStore:
     """GraphStore over Bolt; safe to share between threads (the driver pools sessions). The
     alias-admin and audit roles are objects of their own on the same runner (``alias_admin``,
-    ``audit``); the store answers their methods too."""
+    ``audit``)."""
 
     def __init__(self, settings: Neo4jSettings, *, dialect: str | None = None, ensure_schema: bool = True):
         """``dialect`` None: detected from the server (ArcadeDB reads cypher/arcadedb/ overrides)."""

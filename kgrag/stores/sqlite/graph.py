@@ -19,7 +19,6 @@ from kgrag.lexicon.normalize import normalize_alias
 from kgrag.stores.base import DocumentContent
 from kgrag.stores.graph_rules import PREVIEW_CHARS, check_chunks, mention_rows, relation_rows
 from kgrag.stores.graph_walk import best_paths
-from kgrag.stores.roles import RoleForwarding
 from kgrag.stores.sqlite.aliases import SqliteAliasAdmin, SqliteAuditLog
 from kgrag.stores.sqlite.compact_graph import CompactGraph
 from kgrag.stores.sqlite.db import GRAPH_STORE_APP_ID, IN_JSON, SqliteDatabase, id_list, to_json
@@ -44,10 +43,9 @@ KEPT_TOP_MENTIONS = 5000
 KEPT_ALIASES = 50_000
 
 
-class SqliteGraphStore(RoleForwarding):
+class SqliteGraphStore:
     """GraphStore in one SQLite file; safe to share between threads. The alias-admin and
-    audit roles are objects of their own on the same database (``alias_admin``, ``audit``); the
-    store answers their methods too."""
+    audit roles are objects of their own on the same database (``alias_admin``, ``audit``)."""
 
     def __init__(self, path: Path | str):
         self._db = SqliteDatabase(
