@@ -22,7 +22,7 @@ length, vocabulary and entity density of real passages, so chunking, embedding, 
 graph do the work they would; their facts are nonsense and no question targets them.
 
 ``--language en`` keeps only the pool passages the product reads as English (not mainly Han,
-``kgrag.lexicon.scripts.is_mainly_han``) and assembles synthetic passages from them: an English
+``kgrag.text.scripts.is_mainly_han``) and assembles synthetic passages from them: an English
 knowledge base embeds with MiniLM only, while one Chinese document makes the knowledge base
 bilingual and every chunk also gets the ~8× slower e5 block (README "Language support"), which
 on this 2-core machine puts a bilingual 100k ingest at many hours.
@@ -67,7 +67,7 @@ REQUEST_TIMEOUT_S = 120
 def load_pool(bench_dir: Path, language: str = "all") -> list[dict]:
     """Every passage of the bench sets, in a fixed order, de-duplicated by text (``language="en"``:
     only those the product does not read as Chinese)."""
-    from kgrag.lexicon.scripts import is_mainly_han
+    from kgrag.text.scripts import is_mainly_han
 
     seen: set[str] = set()
     pool = []
@@ -91,7 +91,7 @@ def synthetic(pool: list[dict], n: int, seed: int = 13, english: bool = False) -
     a passage the product would read as Chinese (sentences drawn from English passages that
     quote Chinese) is drawn again, so the corpus never turns bilingual; the passages before
     the first such draw are the same either way."""
-    from kgrag.lexicon.scripts import is_mainly_han
+    from kgrag.text.scripts import is_mainly_han
 
     rng = random.Random(seed)
     by_lang: dict[bool, list[dict]] = {True: [], False: []}

@@ -250,7 +250,7 @@ def _json_list(ctx: click.Context, param: click.Parameter, value: str | None):
 @click.option("--recency-half-life", type=float, metavar="DAYS",
               help="Prefer newer documents: the boost halves every DAYS days (default: retrieval.recency_half_life_days).")
 @click.option("--recency-weight", type=float, default=None,
-              help="With --recency-half-life: the boost of a document dated today (default 0.2).")
+              help="With --recency-half-life: the boost of a document dated today (default: retrieval.recency_weight).")
 @click.option("--retrieve-only", is_flag=True, help="Print the ranked chunks, no answer.")
 @click.option("--json", "as_json", is_flag=True, help="Print the full response as JSON.")
 @click.option("--server", metavar="URL", envvar="KGRAG_SERVER_URL",

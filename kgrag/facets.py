@@ -26,7 +26,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from kgrag.lexicon.scripts import script_counts
+from kgrag.text.patterns import YEAR
+from kgrag.text.scripts import script_counts
 
 LANGUAGE = "language"
 DOC_TYPE = "doc_type"
@@ -66,8 +67,8 @@ def detect_language(text: str) -> str | None:
     return "en" if share <= EN_SHARE else "mixed"
 
 
-_YEAR = re.compile(r"^\d{4}$")
-_YEAR_MONTH = re.compile(r"^(\d{4})-(\d{1,2})$")
+_YEAR = re.compile(rf"^{YEAR}$")
+_YEAR_MONTH = re.compile(rf"^({YEAR})-(\d{{1,2}})$")
 
 
 def parse_date(value: Any) -> dt.date | None:

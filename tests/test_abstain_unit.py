@@ -1,4 +1,4 @@
-"""``wording.fold`` (the reader's normal form) equals its plain definition — NFKC, case fold,
+"""``text.normalize.fold_marks`` (the reader's normal form) equals its plain definition — NFKC, case fold,
 NFKD, combining marks dropped, NFC — on every code point of the first three planes and on
 random mixed strings; the fast paths (ASCII, one ``str.translate``) change speed only. The same
 for ``inflection_found`` (a word or an inflection of it), whose spellings are computed once per word."""
@@ -8,7 +8,8 @@ from __future__ import annotations
 import random
 import unicodedata
 
-from kgrag.retrieve.word_forms import _INFLECTIONS, fold, inflection_found
+from kgrag.retrieve.word_forms import _INFLECTIONS, inflection_found
+from kgrag.text.normalize import fold_marks
 
 
 def reference(text: str) -> str:
@@ -19,7 +20,7 @@ def reference(text: str) -> str:
 def test_fold_equals_its_definition_on_every_code_point():
     for cp in range(0x30000):
         ch = chr(cp)
-        assert fold(ch) == reference(ch), hex(cp)
+        assert fold_marks(ch) == reference(ch), hex(cp)
 
 
 def test_fold_equals_its_definition_on_mixed_strings():
@@ -27,8 +28,8 @@ def test_fold_equals_its_definition_on_mixed_strings():
     pool = "aZ09 ,.-ÀéîõüÅçßſﬁ①ＡＢｃΣσςΩКиМоскваÅé\u0301e\u0301\u0308ǅǄ中文漢字がカタﾊﾟ한국어İıŉẞﬀⅣ"
     for _ in range(5000):
         text = "".join(rng.choice(pool) for _ in range(rng.randint(0, 40)))
-        assert fold(text) == reference(text), text
-    assert fold("Akinoshū ÉCOLE") == "akinoshu ecole" and fold("Plain ASCII") == "plain ascii"
+        assert fold_marks(text) == reference(text), text
+    assert fold_marks("Akinoshū ÉCOLE") == "akinoshu ecole" and fold_marks("Plain ASCII") == "plain ascii"
 
 
 def inflection_reference(word: str, seen: set[str]) -> bool:

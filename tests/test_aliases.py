@@ -12,9 +12,9 @@ from kgrag.aliases.glossary_io import export_glossary, import_glossary
 from kgrag.aliases.service import AliasError, AliasService
 from kgrag.aliases.suggest import suggest_duplicates
 from kgrag.aliases.views import ambiguous_aliases, list_entities, show
-from kgrag.lexicon.normalize import normalize_alias
 from kgrag.retrieve.trace import trace_dict
 from kgrag.stores.sqlite.graph import SqliteGraphStore
+from kgrag.text.normalize import normalize_alias
 from kgrag.types import Chunk, Document, Entity, Mention, Relation
 
 QUESTION = "What is the LCA of two nodes?"

@@ -7,12 +7,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kgrag.lexicon.normalize import normalize_alias
-from kgrag.lexicon.scripts import is_mainly_non_latin
 from kgrag.models.routed import SCORE_SCALE, ScriptRoutedEmbedder
 from kgrag.models.zh_entities import keep_candidate
 from kgrag.retrieve.types import Query
 from kgrag.text.analyze import analyze
+from kgrag.text.normalize import normalize_alias
+from kgrag.text.scripts import is_mainly_non_latin
 
 from .conftest import REPO, pages_fixture
 

@@ -7,8 +7,8 @@ import pytest
 
 from kgrag.aliases.suggest import is_latin_name, suggest_duplicates
 from kgrag.lexicon.entity_rules import is_noise_name, parenthesised_alias_keys
-from kgrag.lexicon.normalize import normalize_alias
 from kgrag.stores.sqlite.graph import SqliteGraphStore
+from kgrag.text.normalize import normalize_alias
 from kgrag.types import Chunk, Document, Entity, Mention
 
 TABLE = {"lowest common ancestor": ["lca-key"], "lca": ["lca-key"], "black book": ["novel"],

@@ -20,9 +20,9 @@ from kgrag.errors import ModelError
 from kgrag.ingest.extract import Extractor
 from kgrag.lexicon.gazetteer import Gazetteer, GazetteerMatch
 from kgrag.lexicon.glossary import GlossaryError, glossary_aliases, load_glossary, write_glossary_csv
-from kgrag.lexicon.normalize import normalize_alias, normalize_with_offsets
 from kgrag.lexicon.titles import title_aliases
 from kgrag.models.ner import PARENT_POLL_S, EntityRecognizer, NerError, Span
+from kgrag.text.normalize import normalize_alias, normalize_with_offsets
 from kgrag.types import TITLE, Chunk, Entity
 
 ENGLISH = (

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from kgrag.ingest.loaders import document_id
-from kgrag.lexicon.normalize import normalize_alias
+from kgrag.text.normalize import normalize_alias
 from tests.conftest import hotpot_records, write_jsonl
 
 N_DOCS = 40

@@ -1,6 +1,7 @@
-"""Import rules of the house, read from the source: answering and alias administration never
-import the ingestion job; entity names live in one layer (``kgrag.lexicon``) that depends on no
-other part of kgrag; Unicode ranges and type constants are written once."""
+"""Import rules of the house, read from the source: the layers import only downwards, no module
+imports a peer of its layer, there is no import cycle; answering and alias administration never
+import the ingestion job; entity names live in one layer (``kgrag.lexicon``) that depends only
+on ``kgrag.text`` and the core types; Unicode ranges and type constants are written once."""
 
 from __future__ import annotations
 
@@ -56,8 +57,8 @@ def test_no_module_of_these_layers_imports_the_ingestion_job(folder):
     assert _violations((folder,), ("kgrag.ingest",)) == []
 
 
-def test_the_lexicon_depends_only_on_types_and_errors():
-    allowed = ("kgrag.lexicon", "kgrag.types", "kgrag.errors")
+def test_the_lexicon_depends_only_on_text_types_and_errors():
+    allowed = ("kgrag.lexicon", "kgrag.text", "kgrag.types", "kgrag.errors")
     bad = [
         f"{path.relative_to(REPO)}:{line} imports {name}"
         for path in _modules("lexicon")
@@ -65,6 +66,106 @@ def test_the_lexicon_depends_only_on_types_and_errors():
         if name.startswith("kgrag") and not name.startswith(allowed)
     ]
     assert bad == []
+
+
+# The layers, lowest first. A module may import its own unit (a package, or a top-level module)
+# and the units of the layers below; never a layer above, never another unit of its own layer.
+# A ``cli`` module of any package (``kgrag.eval.cli``, ``kgrag.aliases.cli``) is a front end: it
+# belongs to the top layer with ``kgrag.cli``.
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("kgrag", "kgrag.errors", "kgrag.types", "kgrag.heap", "kgrag.atomic_files"),
+    ("kgrag.text",),  # scripts, folding, shared patterns, BM25 analysis
+    ("kgrag.lexicon", "kgrag.facets"),  # names; document facets
+    ("kgrag.config",),  # the settings (the store kinds included)
+    ("kgrag.models", "kgrag.stores", "kgrag.client", "kgrag.testing"),  # adapters of outside systems
+    ("kgrag.conversations", "kgrag.feedback"),  # the deployment's own small stores
+    ("kgrag.retrieve", "kgrag.ingest", "kgrag.transfer"),  # the three jobs on the stores
+    ("kgrag.generate",),  # answering from retrieved hits
+    ("kgrag.asking", "kgrag.aliases"),  # application seams
+    ("kgrag.components",),  # builds everything for one process
+    ("kgrag.eval", "kgrag.server"),  # front ends
+    ("kgrag.cli",),
+)
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(REPO).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _unit(module: str) -> tuple[int, str]:
+    """The layer and unit of a kgrag module (``ValueError`` for one no layer names)."""
+    if module.endswith(".cli"):
+        return len(LAYERS) - 1, "kgrag.cli"
+    for rank, units in enumerate(LAYERS):
+        for unit in sorted(units, key=len, reverse=True):
+            if module == unit or (unit != "kgrag" and module.startswith(unit + ".")):
+                return rank, unit
+    raise ValueError(f"{module} is in no layer of LAYERS")
+
+
+def _layering_violations(paths: list[Path]) -> list[str]:
+    out = []
+    for path in paths:
+        source = _module_name(path)
+        rank, unit = _unit(source)
+        for line, name in _imports(path):
+            if not name.startswith("kgrag"):
+                continue
+            target_rank, target_unit = _unit(name)
+            if target_unit == unit or source.startswith(name + "."):  # its own unit, or its package
+                continue
+            if target_rank > rank:
+                out.append(f"{path.relative_to(REPO)}:{line} imports {name}: layer {target_rank} above {rank}")
+            elif target_rank == rank:
+                out.append(f"{path.relative_to(REPO)}:{line} imports {name}: a peer of its layer ({target_unit})")
+    return out
+
+
+def test_every_module_imports_only_downwards():
+    paths = sorted(PACKAGE.rglob("*.py"))
+    assert len(paths) > 150
+    assert _layering_violations(paths) == []
+
+
+def test_the_layering_check_fails_on_a_planted_upward_import(tmp_path, monkeypatch):
+    """Planted in a copy of real modules: retrieval importing answering, ingestion importing
+    the asking seam, the settings importing a store, a store importing a peer adapter."""
+    planted = {
+        "kgrag/retrieve/planted.py": "def f():\n    from kgrag.generate.generator import Generator\n",
+        "kgrag/ingest/planted.py": "from kgrag.asking import Asking\n",
+        "kgrag/config_planted.py": "from kgrag.stores.factory import build_graph_store\n",
+        "kgrag/stores/planted.py": "from kgrag.models.base import Embedder\n",
+    }
+    monkeypatch.setattr(sys.modules[__name__], "REPO", tmp_path)
+    paths = []
+    for rel, text in planted.items():
+        path = tmp_path / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        paths.append(path)
+    found = _layering_violations(paths[:2] + paths[3:])
+    assert [v.split(":")[0] for v in found] == ["kgrag/retrieve/planted.py", "kgrag/ingest/planted.py",
+                                                "kgrag/stores/planted.py"]
+    assert "above" in found[0] and "above" in found[1] and "a peer" in found[2]
+    with pytest.raises(ValueError, match="in no layer"):  # a new top-level module must be placed
+        _layering_violations([paths[2]])
+
+
+def test_no_import_cycle_among_modules():
+    """Module-level, function-level and type-checking imports alike: no module reaches itself."""
+    import networkx as nx
+
+    graph = nx.DiGraph()
+    names = {_module_name(p): p for p in PACKAGE.rglob("*.py")}
+    for name, path in names.items():
+        for _, imported in _imports(path):
+            target = imported
+            while target and target not in names:
+                target = target.rpartition(".")[0]
+            if target and target != name and not name.startswith(target + "."):
+                graph.add_edge(name, target)
+    assert [sorted(c) for c in nx.strongly_connected_components(graph) if len(c) > 1] == []
 
 
 def test_the_rule_checker_sees_lazy_imports(tmp_path):
@@ -79,8 +180,8 @@ _CJK_CHAR = r"(?:\\u[0-9a-fA-F]{4}|[\u3000-\ud7ff\uf900-\uffef])"
 _UNICODE_RANGE = re.compile(rf"{_CJK_CHAR}-{_CJK_CHAR}|\"\\u[0-9a-fA-F]{{4}}\"\s*<=")
 
 
-def test_unicode_ranges_are_written_only_in_lexicon_scripts():
-    scripts = PACKAGE / "lexicon" / "scripts.py"
+def test_unicode_ranges_are_written_only_in_text_scripts():
+    scripts = PACKAGE / "text" / "scripts.py"
     assert _UNICODE_RANGE.search(scripts.read_text(encoding="utf-8"))  # the pattern finds ranges
     found = [
         f"{path.relative_to(REPO)}:{number}: {line.strip()}"

@@ -7,8 +7,9 @@ from __future__ import annotations
 import pytest
 
 from kgrag.lexicon.gazetteer import Gazetteer, candidate_aliases, english_stop_words, find_aliases, units
-from kgrag.lexicon.normalize import normalize_alias, to_simplified
-from kgrag.lexicon.scripts import (
+from kgrag.lexicon.titles import is_name_like_title, section_heading, title_aliases
+from kgrag.text.normalize import normalize_alias, to_simplified
+from kgrag.text.scripts import (
     NER_MASKED_RUN,
     han_runs,
     has_han,
@@ -17,7 +18,6 @@ from kgrag.lexicon.scripts import (
     is_no_space_char,
     opening,
 )
-from kgrag.lexicon.titles import is_name_like_title, section_heading, title_aliases
 
 
 def test_each_script_class_answers_its_own_question():

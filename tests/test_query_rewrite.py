@@ -17,7 +17,6 @@ import pytest
 from kgrag.components import Components
 from kgrag.config import LLMSettings, Settings
 from kgrag.eval.runner import EvalConfigError, parse_mode, run_eval
-from kgrag.lexicon.scripts import has_han
 from kgrag.models.llm import complete_json
 from kgrag.retrieve.llm_rewrites import REWRITES, LLMDriver
 from kgrag.retrieve.pipeline import RetrievalError, Retriever
@@ -34,6 +33,7 @@ from kgrag.retrieve.query_llm import (
 )
 from kgrag.retrieve.trace import result_dict
 from kgrag.server.app import create_app
+from kgrag.text.scripts import has_han
 from kgrag.types import Turn
 from tests.chat_server import chat_server, schema_key
 from tests.conftest import TWO_HOP, write_jsonl

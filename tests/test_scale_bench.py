@@ -7,7 +7,7 @@ import json
 import subprocess
 import sys
 
-from kgrag.lexicon.scripts import is_mainly_han
+from kgrag.text.scripts import is_mainly_han
 from tests.conftest import REPO, bench_path
 
 

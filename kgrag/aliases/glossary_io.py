@@ -18,7 +18,7 @@ from typing import Any
 
 from kgrag.aliases.service import AliasError, AliasService, Change, clean_name
 from kgrag.lexicon.glossary import GlossaryError, load_glossary, write_glossary_csv
-from kgrag.lexicon.normalize import normalize_alias
+from kgrag.text.normalize import normalize_alias
 from kgrag.types import Entity
 
 

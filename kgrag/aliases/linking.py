@@ -17,9 +17,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from kgrag.lexicon.gazetteer import Gazetteer, matchable
-from kgrag.lexicon.normalize import normalize_alias
 from kgrag.stores.base import AliasGraph, ChunkIndex
 from kgrag.text.analyze import analyze
+from kgrag.text.normalize import normalize_alias
 from kgrag.types import CO_OCCURS, Chunk, Mention, Relation
 
 # Most candidate chunks examined per alias (Elasticsearch's default result window); beyond it

@@ -41,8 +41,8 @@ from typing import Any
 
 from kgrag.aliases.linking import link_aliases
 from kgrag.errors import InputError
-from kgrag.lexicon.normalize import normalize_alias
 from kgrag.stores.base import AliasGraph, AuditEntry, ChunkIndex
+from kgrag.text.normalize import normalize_alias
 from kgrag.types import CONCEPT, Entity
 
 MAX_NAME_CHARS = 200

@@ -39,9 +39,9 @@ from typing import Any
 import numpy as np
 
 from kgrag.lexicon.entity_rules import parenthesised_alias_keys
-from kgrag.lexicon.normalize import normalize_alias
 from kgrag.models.base import Embedder
 from kgrag.stores.base import AliasGraph
+from kgrag.text.normalize import normalize_alias
 from kgrag.types import Entity
 
 WEIGHTS = {"shared_alias": 1.0, "spacing": 1.0, "acronym": 0.8, "fuzzy": 1.0, "embedding": 1.0, "neighbours": 0.5,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from kgrag.aliases.service import AliasService
-from kgrag.lexicon.normalize import normalize_alias
+from kgrag.text.normalize import normalize_alias
 from kgrag.types import Entity
 
 

@@ -24,8 +24,9 @@ from dataclasses import dataclass
 from kgrag.generate.citations import MIN_SUPPORT, MIN_TERMS, answer_sentences
 from kgrag.generate.sentences import plain, terms
 from kgrag.generate.types import Answer
-from kgrag.lexicon.scripts import CHAR_BREAKABLE, has_han
 from kgrag.retrieve.types import Hit
+from kgrag.text.normalize import fold
+from kgrag.text.scripts import CHAR_BREAKABLE, has_han
 
 _ARTICLES = re.compile(r"\b(?:a|an|the)\b")
 _UNSPACED_EDGE = re.compile(rf"(?<=[{CHAR_BREAKABLE}])(?=[^\s{CHAR_BREAKABLE}])|(?<=[^\s{CHAR_BREAKABLE}])(?=[{CHAR_BREAKABLE}])")
@@ -34,7 +35,7 @@ _UNSPACED_EDGE = re.compile(rf"(?<=[{CHAR_BREAKABLE}])(?=[^\s{CHAR_BREAKABLE}])|
 def normalize_answer(text: str) -> str:
     """NFKC, case fold, punctuation and symbols to spaces, English articles dropped, spaces
     collapsed."""
-    s = unicodedata.normalize("NFKC", text).casefold()
+    s = fold(text)
     s = "".join(" " if unicodedata.category(ch)[0] in "PS" else ch for ch in s)
     s = _ARTICLES.sub(" ", s)
     return " ".join(s.split())
@@ -55,10 +56,10 @@ def _raw_forms(prediction: str, gold: str) -> tuple[str, str] | None:
     """A gold answer normalization would empty (the Slack prefix "a_", "#"): compared as written,
     case folded, a whole token (any character the gold does not hold is a word edge: "`a_`" holds
     "a_", "a `b_`" does not). None for a blank gold or one of only an article."""
-    g = " ".join(unicodedata.normalize("NFKC", gold).casefold().split())
+    g = " ".join(fold(gold).split())
     if not any(unicodedata.category(ch)[0] in "PS" for ch in g):
         return None  # blank, or only an article ("The"): matches nothing
-    p = unicodedata.normalize("NFKC", prediction).casefold()
+    p = fold(prediction)
     p = "".join(ch if ch.isalnum() or ch in g else " " for ch in p)
     return f" {' '.join(p.split())} ", f" {g} "
 

@@ -19,9 +19,9 @@ from kgrag.generate.extractive.asked import Asked, PositionAsked
 from kgrag.generate.extractive.registry import extract
 from kgrag.generate.prompt import build_messages, build_sources
 from kgrag.generate.types import Answer, Citation, Source
-from kgrag.lexicon.scripts import has_han
 from kgrag.models import llm
 from kgrag.retrieve.types import Hit, RetrievalResult, Understanding
+from kgrag.text.scripts import has_han
 
 ABSTAIN_EN = "The knowledge base does not say anything that answers this question."
 ABSTAIN_ZH = "知识库中没有相关信息，无法回答这个问题。"

@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from kgrag.generate.types import Source
-from kgrag.lexicon.scripts import has_han
 from kgrag.retrieve.types import Hit
+from kgrag.text.scripts import has_han
 
 NOT_IN_KB_EN = "The knowledge base does not contain the answer."
 NOT_IN_KB_ZH = "知识库中没有相关信息。"

@@ -14,9 +14,9 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from kgrag.lexicon.scripts import is_no_space_char
 from kgrag.text.analyze import analyze
 from kgrag.text.markdown_tables import TableLine
+from kgrag.text.scripts import is_no_space_char
 
 _LINK = re.compile(r"\[([^\]\n]*)\]\([^)\n]*\)")
 _MARKS = re.compile(r"\*\*|(?<!\w)\*|\*(?!\w)|`")  # underscores stay: "loc_" is a prefix

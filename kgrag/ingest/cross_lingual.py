@@ -17,9 +17,9 @@ from collections.abc import Callable
 
 import numpy as np
 
-from kgrag.lexicon.scripts import is_mainly_non_latin
 from kgrag.models.base import CorpusEmbedder
 from kgrag.stores.base import ChunkIndex
+from kgrag.text.scripts import is_mainly_non_latin
 from kgrag.types import Chunk
 
 BATCH = 256  # chunks embedded and written together

@@ -36,9 +36,9 @@ from kgrag.config import ExtractionSettings
 from kgrag.ingest.role_titles import LEADS_WEIGHT, AwaitedUnits, stored_role_units
 from kgrag.lexicon.entity_rules import is_noise_name, parenthesised_alias_keys
 from kgrag.lexicon.gazetteer import Gazetteer, GazetteerMatch, matchable
-from kgrag.lexicon.normalize import normalize_alias
 from kgrag.lexicon.titles import SECTION_SEPARATOR, is_name_like_title, section_heading, title_aliases
 from kgrag.models.ner import EntityRecognizer, Span
+from kgrag.text.normalize import normalize_alias
 from kgrag.types import (
     ALIAS_OF,
     ANY_CASE_TYPES,

@@ -24,11 +24,11 @@ from kgrag.ingest.loaders import LoadError, discover, load
 from kgrag.ingest.record_facets import record_facets
 from kgrag.ingest.report import Failure, IngestReport, Progress, ProgressCallback, drop, timed
 from kgrag.ingest.revision import content_of, stamped
-from kgrag.lexicon.scripts import is_mainly_han, is_mainly_non_latin
 from kgrag.models.base import CorpusEmbedder, Embedder
 from kgrag.stores import consistency
 from kgrag.stores.base import ChunkIndex, GraphWriter
 from kgrag.stores.consistency import DELETED, StoreDiff, WriteJournal
+from kgrag.text.scripts import is_mainly_han, is_mainly_non_latin
 from kgrag.types import Chunk, Document
 
 log = logging.getLogger(__name__)

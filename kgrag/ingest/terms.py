@@ -42,11 +42,11 @@ from urllib.parse import urlsplit
 
 from kgrag.ingest.role_titles import LEADS_WEIGHT, role_titles
 from kgrag.lexicon.gazetteer import english_stop_words, matchable
-from kgrag.lexicon.normalize import normalize_alias
-from kgrag.lexicon.scripts import HAN
 from kgrag.lexicon.titles import section_path_parts
 from kgrag.models.ner import Span
 from kgrag.text.markdown_tables import SEPARATOR_CELL, TABLE_LINE, header_indices
+from kgrag.text.normalize import normalize_alias
+from kgrag.text.scripts import HAN
 from kgrag.types import (
     ALIAS_OF,
     DEFINED_IN,

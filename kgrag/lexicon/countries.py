@@ -47,7 +47,13 @@ _EXTRA_DEMONYMS = {
     "Icelandic": "Iceland",  # countryinfo has the noun, "Icelander"
     "Korean": "South Korea",
     "New Zealander": "New Zealand",
+    "Thai": "Thailand",
+    "Scots": "United Kingdom",
 }
+# Adjectives of a people or a region that name no one country: still no names to look for in
+# a question ("Which African country …", "the European Union's …").
+_REGIONAL_ADJECTIVES = frozenset({"African", "European", "Asian", "Arab", "Arabian", "Scandinavian", "Caribbean",
+                                  "Latin", "Slavic", "Nordic", "Balkan", "Baltic", "Middle Eastern"})
 # Alternative spellings that are common English words, never read as a country.
 _NOT_NAMES = frozenset({"Island"})
 # A capitalised word before a country that does not make it part of a name ("In France", "The
@@ -76,6 +82,18 @@ class _Name:
 def demonym(country: str) -> str:
     """The people's adjective of ``country`` ("United States" → "American"), else its name."""
     return _demonyms().get(country, country)
+
+
+def is_demonym(word: str) -> bool:
+    """Whether ``word`` (any case) is the adjective of a people: a country's ("American",
+    "Chinese", "Danish") or a region's ("African", "European")."""
+    return word.casefold() in _demonym_words()
+
+
+@lru_cache(maxsize=1)
+def _demonym_words() -> frozenset[str]:
+    country = {word.casefold() for word, name in _names().items() if name.demonym}
+    return frozenset(country | {word.casefold() for word in [*_EXTRA_DEMONYMS, *_REGIONAL_ADJECTIVES]})
 
 
 def country_mentions(text: str) -> list[CountryMention]:

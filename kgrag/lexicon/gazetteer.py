@@ -38,8 +38,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from kgrag.lexicon.normalize import normalize_alias, normalize_with_offsets
-from kgrag.lexicon.scripts import UNSPACED
+from kgrag.text.normalize import normalize_alias, normalize_with_offsets
+from kgrag.text.scripts import UNSPACED
 
 _UNIT = re.compile(f"[{UNSPACED}]|[^\\W_{UNSPACED}]+")  # one unspaced character, or one word
 MAX_UNITS = 32  # longest alias, in units, that can match (a 32-character Chinese name)

@@ -30,7 +30,7 @@ from pathlib import Path
 import yaml
 
 from kgrag.errors import InputError
-from kgrag.lexicon.normalize import normalize_alias
+from kgrag.text.normalize import normalize_alias
 from kgrag.types import CONCEPT, Entity
 
 _ALIAS_SEPARATORS = re.compile(r"[;；|]")

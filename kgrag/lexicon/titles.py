@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 from kgrag.lexicon.gazetteer import matchable
-from kgrag.lexicon.normalize import normalize_alias
+from kgrag.text.normalize import normalize_alias
 
 MAX_TITLE_WORDS = 8
 MAX_TITLE_CHARS = 80

@@ -10,7 +10,7 @@ dropped: they are not things a question is about and would make hubs in the grap
 Chinese has no NER model on PyPI; ``jieba.posseg`` tags proper nouns (nr person, ns place,
 nt organisation, nz other proper noun), which is the usual offline substitute, filtered to the
 candidates that carry meaning (``kgrag.models.zh_entities``). It runs only on Han runs of texts
-that contain Han (``kgrag.lexicon.scripts``). The alias gazetteer
+that contain Han (``kgrag.text.scripts``). The alias gazetteer
 (``kgrag.lexicon.gazetteer``) adds and corrects names on top of both.
 """
 
@@ -28,9 +28,9 @@ from dataclasses import dataclass
 
 from kgrag.config import ExtractionSettings
 from kgrag.errors import ModelError
-from kgrag.lexicon.scripts import NER_MASKED_RUN, has_han, has_latin_capital
 from kgrag.lexicon.titles import LEADING_ARTICLE
 from kgrag.models.zh_entities import chinese_entities
+from kgrag.text.scripts import NER_MASKED_RUN, has_han, has_latin_capital
 
 # Labels of en_core_web_sm kept as entities; DATE, TIME, PERCENT, MONEY, QUANTITY, ORDINAL and
 # CARDINAL are left out.

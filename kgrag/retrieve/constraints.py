@@ -28,14 +28,15 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import re
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from kgrag.errors import InputError
 from kgrag.facets import FacetCatalog
+from kgrag.retrieve.background_cache import Refreshed
 from kgrag.stores.filters import SearchFilter
+from kgrag.text.patterns import YEAR
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +46,7 @@ _NOUN_EN = (r"(?:documents?|docs?|files?|articles?|news|reports?|papers?|pages?|
 # (or thing) the question is about than a set of documents to search.
 _NOUNS_EN = r"(?:documents|docs|files|articles|news|reports|records|notes|memos|minutes)"
 _NOUN_ZH = r"(?:文件|文档|资料|新闻|报道|文章|报告|记录|材料|消息|公告|纪要)"
-_YEAR = r"(?P<year>(?:19|20)\d{2})"
+_YEAR = rf"(?P<year>{YEAR})"
 _VERB_EN = r"(?:(?:published|written|dated|issued|created|updated|added)\s+)?"
 
 # (pattern, kind): kind says how the match becomes a date range.
@@ -238,27 +239,29 @@ def _satisfiable(c: Constraint, catalog: FacetCatalog) -> tuple[bool, str]:
 
 
 class CatalogCache:
-    """``chunk_index.facet_catalog()``, re-read at most every ``ttl_s`` seconds (a question
-    reads it only when it states a constraint); None when the store cannot list facets or the
-    read fails — then no constraint applies, and the search goes on unfiltered."""
+    """``chunk_index.facet_catalog()``, kept and refreshed in the background once older than
+    ``ttl_s`` seconds (``background_cache.Refreshed``; a question reads it only when it states a
+    constraint); None when the store cannot list facets or the read fails — then no
+    constraint applies, and the search goes on unfiltered."""
 
     def __init__(self, chunk_index: object, ttl_s: float = 30.0):
-        self._read = getattr(chunk_index, "facet_catalog", None)
-        self.ttl_s = ttl_s
-        self._cached: tuple[float, FacetCatalog | None] | None = None
+        read = getattr(chunk_index, "facet_catalog", None)
+        # Held in a tuple: "no catalog" is a value to keep, not a reason to read again.
+        self._held: Refreshed[tuple[FacetCatalog | None]] = Refreshed(
+            lambda _previous: (_read_catalog(read),), ttl_s, "kgrag-facet-catalog")
 
     def __call__(self) -> FacetCatalog | None:
-        now = time.monotonic()
-        if self._cached is not None and now - self._cached[0] < self.ttl_s:
-            return self._cached[1]
-        catalog = None
-        if self._read is not None:
-            try:
-                catalog = self._read()
-            except Exception:  # a store error must not fail the question: no constraints
-                log.warning("reading the facet catalog failed", exc_info=True)
-        self._cached = (now, catalog)
-        return catalog
+        return self._held.get()[0]
 
     def invalidate(self) -> None:
-        self._cached = None
+        self._held.invalidate()
+
+
+def _read_catalog(read: Callable[[], FacetCatalog] | None) -> FacetCatalog | None:
+    if read is None:
+        return None
+    try:
+        return read()
+    except Exception:  # a store error must not fail the question: no constraints
+        log.warning("reading the facet catalog failed", exc_info=True)
+        return None

@@ -29,8 +29,9 @@ import re
 from collections.abc import Sequence
 from functools import lru_cache
 
-from kgrag.lexicon.scripts import HAN, has_han
 from kgrag.retrieve.types import Completion, LinkedEntity
+from kgrag.text.patterns import DEMONSTRATIVES_EN, PERSONAL_PRONOUNS_EN, QUOTE_CHARS, words_pattern
+from kgrag.text.scripts import HAN, has_han
 from kgrag.types import Turn
 
 MAX_SHORT_WORDS = 8  # an English follow-up longer than this says enough to stand alone
@@ -71,7 +72,7 @@ _AFTER_EN = re.compile(r"\b(?:next|following|after|below|down)\b", re.IGNORECASE
 _BEFORE_EN = re.compile(r"\b(?:previous|prior|preceding|before|above|up)\b", re.IGNORECASE)
 _AFTER_ZH = re.compile(r"下一|后一个")
 _BEFORE_ZH = re.compile(r"上一|前一个")
-_PRONOUN_EN = re.compile(r"\b(it|its|they|them|their|this|that|these|those|he|she|him|her|his)\b", re.IGNORECASE)
+_PRONOUN_EN = re.compile(words_pattern(PERSONAL_PRONOUNS_EN + DEMONSTRATIVES_EN), re.IGNORECASE)
 _PRONOUN_ZH = re.compile(r"(它|(?<![其吉])他|她)")  # not 其他 ("other"), 吉他 ("guitar")
 # Words that point back rather than say what is asked: dropped from the carried text.
 _ANAPHORA_EN = frozenset(
@@ -80,7 +81,7 @@ _ANAPHORA_EN = frozenset(
 _ANAPHORA_ZH = re.compile(
     r"下一个|上一个|前一个|后一个|最后一个|第[一二三四五六七八九十\d]+个|前者|后者|这个|那个|这些|那些|同样|"
     r"它们|他们|她们|那么|还有|然后|另外|以及|它|他|她|其|该|那|呢|吗|的|是|什么|怎么样|怎样|如何|呀|啊")
-_PUNCT = re.compile(r"[\s?？!！。.,，、;；:：\"'“”‘’()（）]+")
+_PUNCT = re.compile(rf"[\s?？!！。.,，、;；:：{QUOTE_CHARS}()（）]+")
 
 
 def complete(question: str, history: Sequence[Turn], linked: Sequence[LinkedEntity]) -> Completion:

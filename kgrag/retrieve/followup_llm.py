@@ -15,16 +15,17 @@ import re
 
 from kgrag.config import LLMSettings
 from kgrag.errors import ModelError
-from kgrag.lexicon.scripts import han_runs, has_han
 from kgrag.models.llm import LLMError, complete
 from kgrag.retrieve.followup import content_terms
 from kgrag.retrieve.types import Completion
+from kgrag.text.patterns import QUOTE_CHARS
+from kgrag.text.scripts import han_runs, has_han
 
 MAX_TOKENS = 96
 MAX_CHARS = 400
 _LABEL = re.compile(r"^\s*(?:(?:the|rewritten|standalone|last)\s+)*(?:question|rewrite|改写后的问题|问题)\s*[:：]\s*",
                     re.IGNORECASE)
-_QUOTES = "\"'“”‘’「」『』`"
+_QUOTES = QUOTE_CHARS + "`"
 
 SYSTEM = (
     "You rewrite the user's last question so that it can be understood without the conversation. "

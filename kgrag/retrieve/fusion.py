@@ -24,7 +24,7 @@ STRUCTURE_TOP = 10
 
 
 def rrf(
-    results: Sequence[PathResult], weights: Mapping[str, float], k: int = 60
+    results: Sequence[PathResult], weights: Mapping[str, float], k: int
 ) -> list[tuple[str, float, dict[str, PathRank]]]:
     """(chunk id, fused score, {path: rank and score}) best first; ties broken by the best
     single-path rank, then by id, so the order is deterministic."""
@@ -45,7 +45,7 @@ def _ordered(fused: dict[str, float], ranks: dict[str, dict[str, PathRank]]) -> 
 
 
 def score_fusion(
-    results: Sequence[PathResult], weights: Mapping[str, float], k: int = 60
+    results: Sequence[PathResult], weights: Mapping[str, float], k: int
 ) -> list[tuple[str, float, dict[str, PathRank]]]:
     """Weighted sum of min–max normalized scores (each path's list scaled to 0..1); unlike
     RRF it keeps the size of a path's lead (a BM25 hit far ahead of the rest stays ahead).

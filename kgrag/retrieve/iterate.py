@@ -29,9 +29,9 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from kgrag.config import RetrievalSettings
-from kgrag.lexicon.scripts import opening
 from kgrag.retrieve.fusion import Fusion
 from kgrag.retrieve.types import Iteration, PathResult, Query, Round
+from kgrag.text.scripts import opening
 
 
 @dataclass
@@ -126,7 +126,7 @@ SearchRound = Callable[[Query, RoundPlan, int], list[PathResult]]
 # the graph round: 76.9 without a dense round): 150 chars 77.5, 300 77.5, 600 78.0, the whole
 # chunk 77.7; reading the top 2 hits' openings 76.8.
 DENSE_CONTEXT_CHARS = 600
-# ... and at most this many words or Han characters (``kgrag.lexicon.scripts.opening``): 600
+# ... and at most this many words or Han characters (``kgrag.text.scripts.opening``): 600
 # characters of English are ~100 words (hotpotqa_dev500: 1 prefix in 1,000 holds more than 120),
 # but 600 of Chinese are ~450 tokens, which the e5 model embeds in 256 ms against 73 ms for 120
 # (cmrc2018_dev, this machine). Measured (kgrag eval, bm25+dense+graph+iter, all 3,219 questions):

@@ -27,13 +27,14 @@ import re
 from collections.abc import Sequence
 from typing import NamedTuple
 
+from kgrag.config import RetrievalSettings
 from kgrag.lexicon.gazetteer import Gazetteer, candidate_aliases, english_stop_words
-from kgrag.lexicon.normalize import normalize_alias
-from kgrag.lexicon.scripts import has_han
 from kgrag.retrieve.background_cache import Refreshed, unless_unchanged
 from kgrag.retrieve.describe import DescriptionLinker
 from kgrag.retrieve.types import LinkedEntity
 from kgrag.stores.base import GraphReader
+from kgrag.text.normalize import normalize_alias
+from kgrag.text.scripts import has_han
 from kgrag.types import ANY_CASE_TYPES, IDENTIFIER, SECTION, Entity
 
 FUZZY_TTL_S = 60.0
@@ -45,7 +46,8 @@ _QUOTED = re.compile(r"[\"“”'‘’「『《]([^\"“”‘’」』》]{3,8
 
 
 class EntityLinker:
-    def __init__(self, graph: GraphReader, fuzzy_threshold: float = 90.0):
+    def __init__(self, graph: GraphReader,
+                 fuzzy_threshold: float = RetrievalSettings.model_fields["fuzzy_link_threshold"].default):
         self.graph = graph
         self.fuzzy_threshold = fuzzy_threshold
         self._stop = english_stop_words()

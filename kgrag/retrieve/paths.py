@@ -12,7 +12,6 @@ from collections.abc import Callable
 
 import numpy as np
 
-from kgrag.lexicon.normalize import normalize_alias
 from kgrag.lexicon.titles import title_aliases
 from kgrag.retrieve.phrases import holds, quoted_phrases, telling
 from kgrag.retrieve.tables import asked_column, has_column
@@ -20,6 +19,7 @@ from kgrag.retrieve.types import PathResult, Query, SeedWalk
 from kgrag.retrieve.walk_scores import Reached, top_rows
 from kgrag.retrieve.word_forms import content_words, held_share
 from kgrag.stores.base import ChunkIndex, GraphReader
+from kgrag.text.normalize import normalize_alias
 from kgrag.types import GraphPath, ScoredId
 
 # Graph path scoring knobs. An entity reached in h hops counts HOP_DECAY**h as much as one the

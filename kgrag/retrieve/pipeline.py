@@ -14,7 +14,6 @@ from concurrent.futures import ThreadPoolExecutor
 
 from kgrag.config import RetrievalSettings
 from kgrag.errors import InputError
-from kgrag.lexicon.scripts import has_han
 from kgrag.models.base import CorpusEmbedder, Embedder, Reranker
 from kgrag.retrieve.abstain import GATE_DEPTH, assess, gate_settings
 from kgrag.retrieve.acronyms import letter_parts
@@ -45,6 +44,7 @@ from kgrag.retrieve.types import (
 from kgrag.retrieve.understand import small_talk_reply, split_topic, understand
 from kgrag.stores.base import ChunkIndex, GraphReader
 from kgrag.stores.filters import SearchFilter
+from kgrag.text.scripts import has_han
 from kgrag.types import GraphPath, Turn
 
 

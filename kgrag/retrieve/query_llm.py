@@ -22,10 +22,10 @@ from pydantic import BaseModel, Field, ValidationError
 
 from kgrag.config import LLMSettings
 from kgrag.errors import ModelError
-from kgrag.lexicon.scripts import has_han
 from kgrag.models.llm import LLMError, complete_json
 from kgrag.retrieve.followup_llm import shares_a_term
 from kgrag.retrieve.llm_rewrites import REWRITES, Judgement
+from kgrag.text.scripts import has_han
 
 PROMPTS = Path(__file__).parent / "prompts"
 PROMPT_KINDS = (*REWRITES, "iterate")

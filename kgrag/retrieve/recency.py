@@ -15,6 +15,7 @@ import datetime as dt
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from kgrag.config import RetrievalSettings
 from kgrag.facets import chunk_date
 from kgrag.retrieve.types import Hit
 
@@ -25,7 +26,7 @@ class Recency(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     half_life_days: float = Field(gt=0, le=36500, description="days after which a document's boost halves")
-    weight: float = Field(0.2, ge=0, le=10, description="boost of a document dated today (score × (1 + weight))")
+    weight: float = Field(RetrievalSettings.model_fields["recency_weight"].default, ge=0, le=10, description="boost of a document dated today (score × (1 + weight))")
 
 
 def boost(hit: Hit, recency: Recency, today: dt.date) -> float:

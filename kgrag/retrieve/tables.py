@@ -14,8 +14,9 @@ from __future__ import annotations
 import functools
 import re
 
-from kgrag.retrieve.word_forms import LATIN_WORD, fold, inflection_found
+from kgrag.retrieve.word_forms import LATIN_WORD, inflection_found
 from kgrag.text.markdown_tables import header_cells
+from kgrag.text.normalize import fold_marks
 
 # "What is the [name of the] [adjectives] NOUN of/for/…" and "Which [adjectives] NOUN is/should/…": the noun
 # right before the preposition or verb is what is asked for. The last such phrase counts ("The
@@ -50,4 +51,4 @@ def has_column(text: str, noun: str) -> bool:
 def header_words(text: str) -> frozenset[str]:
     """The folded words of every Markdown table header row in ``text`` (the row above a
     separator line). Kept for the last 4,096 texts: the walk reads the same sections again."""
-    return frozenset(w for cell in header_cells(text) for w in LATIN_WORD.findall(fold(cell)))
+    return frozenset(w for cell in header_cells(text) for w in LATIN_WORD.findall(fold_marks(cell)))

@@ -8,8 +8,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from kgrag.lexicon.scripts import has_han
 from kgrag.stores.filters import SearchFilter
+from kgrag.text.scripts import has_han
 from kgrag.types import Chunk, GraphPath, ScoredId
 
 PATHS = ("dense", "bm25", "graph")

@@ -18,10 +18,11 @@ import re
 from collections.abc import Callable
 
 from kgrag.facets import FacetCatalog
-from kgrag.lexicon.scripts import has_han
 from kgrag.retrieve.constraints import read_constraints
 from kgrag.retrieve.types import Understanding
 from kgrag.retrieve.word_forms import content_words
+from kgrag.text.patterns import PERSONAL_PRONOUNS_EN, QUOTE_CHARS, SENTENCE_END_CHARS, words_pattern
+from kgrag.text.scripts import has_han
 
 # Whole-message small talk (after trimming punctuation, emoji and whitespace), en and zh.
 _SMALL_TALK_EN = re.compile(
@@ -69,7 +70,7 @@ _CUE_ZH = re.compile(r"(?<![废排清删解免拆革根扣剔消铲破])除了|�
 _CLAUSE_END_ZH = re.compile(r"[,.;:!?，。；：！？]")
 _TOPIC_END_ZH = re.compile(r"以外|之外|外|的")
 _INCLUSIVE_ZH = re.compile(r"[还也]|另外|以及")
-_SENTENCE_END_ZH = re.compile(r"[.!?。！？]")
+_SENTENCE_END_ZH = re.compile(f"[{SENTENCE_END_CHARS}]")
 _QUESTION_WORD_ZH = re.compile(r"哪|什么|谁|几|多少|怎")
 # A concession that opens the question ("While the People Group is organized into departments
 # like …, what is the distinct term for the process, not a department, …?") states what the
@@ -88,7 +89,7 @@ _SCENE_EN = re.compile(r"^(?:\w+ing|in|on|at|during|after|before|for|with|under|
                        re.IGNORECASE)
 # The question refers back to the clause ("Although the v1 API is deprecated, how do I call it?"):
 # then the clause names what is asked about, and stays.
-_BACK_REFERENCE_EN = re.compile(r"\b(?:it|its|they|them|their|he|him|his|she|her)\b", re.IGNORECASE)
+_BACK_REFERENCE_EN = re.compile(words_pattern(PERSONAL_PRONOUNS_EN), re.IGNORECASE)
 # ... and the question says its answer is something else ("the distinct term …, not a
 # department", "the different term …"): without that, the clause may be the question's topic
 # ("While the Security team reviews access requests in two days, how long does an urgent one take?").
@@ -116,7 +117,7 @@ _NON_MEMBER_EN = re.compile(
     r"(?:(?P<lead>\s*,)?\s+(?P<rel>that|which|who)\s+(?:is|are|was|were)\s+not|\s*,\s*not)\s+(?:a|an|the|part of|one of)\b"
     r"[^,?]*?(?=\s+but\b|\s*,|\s*\?|$)", re.IGNORECASE)
 # Articles and quotes around an excluded topic are not part of it.
-_TOPIC_EDGES = re.compile(r"^(?:the|a|an|any|anything about|those about|ones about)\s+|[\"'“”‘’「」《》]", re.IGNORECASE)
+_TOPIC_EDGES = re.compile(rf"^(?:the|a|an|any|anything about|those about|ones about)\s+|[{QUOTE_CHARS}]", re.IGNORECASE)
 
 
 def understand(question: str, catalog: Callable[[], FacetCatalog | None] | None = None,
@@ -248,7 +249,7 @@ def _exclusions(question: str) -> tuple[list[str], str]:
     for start, end in sorted(spans, reverse=True):
         text = text[:start] + " " + text[end:]
     text = re.sub(r"\s+([,.;:!?，。；：！？])", r"\1", re.sub(r"\s{2,}", " ", text))
-    text = re.sub(r"[,，;；]+\s*(?=[.!?。！？]|$)", "", text).strip(" ,，;；")
+    text = re.sub(rf"[,，;；]+\s*(?=[{SENTENCE_END_CHARS}]|$)", "", text).strip(" ,，;；")
     return list(dict.fromkeys(topics)), (text if _has_content(text) else question)
 
 

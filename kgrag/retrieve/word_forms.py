@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import functools
 import re
-import sys
-import unicodedata
 from collections.abc import Collection, Sequence
 
-from kgrag.lexicon.scripts import HAN_RUN, han_runs, has_han
+from kgrag.lexicon.countries import is_demonym
 from kgrag.retrieve.types import Hit, LinkedEntity
 from kgrag.text.analyze import EN_STOP, ZH_STOP, analyze, jieba, posseg
+from kgrag.text.normalize import fold_marks
+from kgrag.text.patterns import WHEN_WORDS_ZH, alternatives
+from kgrag.text.scripts import HAN_RUN, han_runs, has_han
 
 # Chinese interrogatives and particles: a question has them, its answer passage does not
 # ("王沈是哪里人？" → 哪里). Measured on CMRC 2018: 42 of 3,219 answerable questions fell under the
@@ -35,7 +36,7 @@ _WHEN_WORDS = frozenset("date dates day days time times next last previous curre
                         "日期 时间 时候 哪天 几号 当前 目前 现在 今天 下次 上次 这次 本次 最近 本月 上个月 下个月 "
                         "开始 结束 截止".split())
 _ASKS_WHEN = re.compile(r"^\W*(?:until |by |since )?when\b|\b(?:date|deadline|day)\b"
-                        r"|什么时候|何时|哪天|哪一天|几号|几月几[日号]|日期|截止|什么日子", re.I)
+                        rf"|{alternatives(WHEN_WORDS_ZH)}|几月几[日号]|什么日子", re.I)
 LATIN_WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _CAPITALISED = re.compile(r"(?<![.?!]\s)(?<!^)\b[A-Z][\w'-]*[a-z0-9]\w*")
 # A multi-word name as written: capitalised words, joined by the lower-case particles of names
@@ -56,9 +57,6 @@ _KIND_INTERROGATIVES = frozenset("谁 怎样 怎么样 何种".split())
 # Verbs that link a Chinese question's subject to its interrogative ("职业是什么", "籍贯在哪").
 _COPULAS = frozenset("是 在 为 叫 叫做 称为 有 属于 位于".split())
 _POSSESSIVE = re.compile(r"['’]s?$")
-# Nationality adjectives are no names to look for: "American", "Australian", "Chinese", "Danish".
-_DEMONYM = re.compile(r"(?:ian|ean|can|ese|ish)$")
-_NATIONALITIES = frozenset("french dutch welsh greek thai swiss irish scots czech iraqi israeli pakistani".split())
 MIN_FUZZY_WORD = 6  # shorter words are not spelled "near" anything (Flight/Light)
 FUZZY_WORD_RATIO = 85
 
@@ -88,7 +86,7 @@ def question_names(question: str, linked: Sequence[LinkedEntity]) -> list[str]:
 def is_nationality(word: str) -> bool:
     """"American", "Australian", "Chinese", "French": a linked entity or a capitalised word of
     this form is an adjective here (the answer passage says "United States" or names a city)."""
-    return " " not in word.strip() and (bool(_DEMONYM.search(word)) or word.casefold() in _NATIONALITIES)
+    return " " not in word.strip() and is_demonym(word.strip())
 
 
 def _phrases(question: str) -> list[str]:
@@ -155,7 +153,7 @@ def asked_nouns(question: str) -> set[str]:
     gold present 4.7% → 2.1%, with it removed 86.0% → 84.8% (RGB unchanged)."""
     if not has_han(question):
         return set()
-    tokens = [(w, flag) for m in han_runs(fold(question)) for w, flag in posseg().lcut(m.group())]
+    tokens = [(w, flag) for m in han_runs(fold_marks(question)) for w, flag in posseg().lcut(m.group())]
     asked: set[str] = set()
     for i, (word, _flag) in enumerate(tokens):
         if not _interrogative(word):
@@ -206,7 +204,7 @@ def folded_words(text: str) -> tuple[str, frozenset[str]]:
     """``text`` folded, and its Latin words. Kept for the last 4,096 texts (~40 MB at most): the
     graph path reads the same sections question after question and again in each iteration
     round — folding them was a tenth of its time at 100k passages (py-spy)."""
-    folded = fold(text)
+    folded = fold_marks(text)
     return folded, frozenset(LATIN_WORD.findall(HAN_RUN.sub(" ", folded)))
 
 
@@ -215,7 +213,7 @@ def content_words(text: str) -> set[str]:
     words whose jieba part of speech is not a function word (pronoun, preposition, particle,
     adverb, numeral or measure word written in Han: "多久", "一次" ask, they do not name)."""
     words = {w for w in word_forms(text, han=False) if w not in EN_STOP}
-    for m in han_runs(fold(text)):
+    for m in han_runs(fold_marks(text)):
         words.update(w for w, flag in posseg().lcut(m.group()) if flag not in _FUNCTION_POS)
     return {w for w in words if w not in ZH_STOP and w not in QUESTION_WORDS}
 
@@ -225,7 +223,7 @@ class HitText:
 
     def __init__(self, hit: Hit) -> None:
         raw = f"{hit.chunk.headed_text}\n{hit.parent.text}" if hit.parent else hit.chunk.headed_text
-        self.text = fold(raw)
+        self.text = fold_marks(raw)
         self.words = set(LATIN_WORD.findall(HAN_RUN.sub(" ", self.text)))
         self._raw = raw
         self._initials: list[str] | None = None
@@ -234,7 +232,7 @@ class HitText:
         """``abbreviation`` ("US", "U.S.") as a word, or as the initials of capitalised words in
         a row ("United States", "Union of Soviet Socialist Republics")."""
         letters = abbreviation.replace(".", "").casefold()
-        if letters in self.words or ("." in abbreviation and fold(abbreviation) in self.text):
+        if letters in self.words or ("." in abbreviation and fold_marks(abbreviation) in self.text):
             return True
         if self._initials is None:
             self._initials = ["".join(w[0] for w in m.group().split() if w[0].isupper()).casefold()
@@ -257,27 +255,10 @@ class HitText:
         return process.extractOne(word, self.words, scorer=fuzz.ratio, score_cutoff=FUZZY_WORD_RATIO) is not None
 
 
-def fold(text: str) -> str:
-    """NFKC, case fold, Latin diacritics dropped ("Akinoshū" matches "Akinoshu"). ASCII text
-    is only lower-cased (what the rest does to it); the marks go through one ``str.translate``
-    — a per-character generator here cost 2.2 s of 17 s retrieving 60 HotpotQA questions, as
-    the graph path reads every page it reaches (``paths.py``)."""
-    if text.isascii():
-        return text.lower()
-    decomposed = unicodedata.normalize("NFKD", unicodedata.normalize("NFKC", text).casefold())
-    return unicodedata.normalize("NFC", decomposed.translate(_combining_marks()))
-
-
-@functools.cache
-def _combining_marks() -> dict[int, None]:
-    """Every combining code point → deleted (``str.translate`` table; built once, ~0.2 s)."""
-    return {cp: None for cp in range(sys.maxunicode + 1) if unicodedata.combining(chr(cp))}
-
-
 def word_forms(text: str, *, han: bool = True) -> set[str]:
     """Case-folded word forms: Latin words as written (no stemming), Chinese as the BM25
     analyser segments it (jieba; ``han=False``: none)."""
-    text = fold(text)
+    text = fold_marks(text)
     out = set(LATIN_WORD.findall(HAN_RUN.sub(" ", text)))
     if han:
         for m in han_runs(text):
@@ -312,7 +293,7 @@ def _inflected_forms(word: str) -> tuple[str, ...]:
 
 def name_found(name: str, read: Sequence[HitText]) -> bool:
     """A name is found when one hit holds all of its words (a near spelling counts)."""
-    folded = fold(name)
+    folded = fold_marks(name)
     if any(folded in r.text for r in read):
         return True
     abbreviations = _ABBREVIATION.findall(name)

@@ -11,7 +11,7 @@ import math
 from collections.abc import Iterable, Sequence
 
 from kgrag.errors import StoreError
-from kgrag.lexicon.normalize import normalize_alias
+from kgrag.text.normalize import normalize_alias
 from kgrag.types import Chunk, Document, Entity, Mention, Relation
 
 # Relation types without a direction: stored once per pair, with source key < target key, so

@@ -26,8 +26,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kgrag.lexicon.normalize import normalize_alias
 from kgrag.stores.graph_rules import ordered
+from kgrag.text.normalize import normalize_alias
 
 EPSILON = 1e-9
 

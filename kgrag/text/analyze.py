@@ -4,20 +4,19 @@ English: case fold, NFKC, Snowball (Porter2) stemming, stop words dropped. Chine
 segmentation (search mode is not used: overlapping sub-words inflate term frequencies), single
 characters kept so short names still match; traditional characters are simplified first
 (OpenCC t2s), so 資料庫 and 资料库 are one term. Mixed text is split into script runs first (Han
-runs, ``kgrag.lexicon.scripts``).
+runs, ``kgrag.text.scripts``).
 """
 
 from __future__ import annotations
 
 import re
 import threading
-import unicodedata
 from functools import lru_cache
 
 import snowballstemmer
 
-from kgrag.lexicon.normalize import to_simplified
-from kgrag.lexicon.scripts import han_runs
+from kgrag.text.normalize import fold, to_simplified
+from kgrag.text.scripts import han_runs
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 
@@ -77,7 +76,7 @@ def _stem_cached(word: str) -> str:
 
 def analyze(text: str) -> list[str]:
     """Terms for BM25, in order (duplicates kept: term frequency matters)."""
-    text = to_simplified(unicodedata.normalize("NFKC", text).casefold())
+    text = to_simplified(fold(text))
     out: list[str] = []
     pos = 0
     for m in han_runs(text):

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from kgrag.lexicon.normalize import normalize_alias
 from kgrag.stores.base import GraphStore, StoreError
+from kgrag.text.normalize import normalize_alias
 from kgrag.types import Chunk, Document, Entity, GraphPath, Mention, Relation
 
 CO = "CO_OCCURS"

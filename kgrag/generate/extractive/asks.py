@@ -12,7 +12,8 @@ from __future__ import annotations
 import functools
 import re
 
-from kgrag.lexicon.scripts import HAN
+from kgrag.text.patterns import FULL_MONTH_NAME, WHEN_WORDS_ZH, YEAR, alternatives
+from kgrag.text.scripts import HAN
 
 # Order matters: "how much" and "how long" are asked before a plain "how".
 _ASKS: tuple[tuple[str, re.Pattern[str]], ...] = (
@@ -23,7 +24,7 @@ _ASKS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("duration", re.compile(r"\bhow (?:long|often)\b|多久|多长时间|多长|频率|每隔", re.I)),
     ("time", re.compile(r"\bwhen\b|\bwhat (?:(?:is|was) (?:the )?)?(?:year|date|time|day|month|century)\b|"
                         r"\bwhich (?:year|date|day)\b|\bdate of\b|"
-                        r"\bhow old\b|什么时候|何时|哪一年|哪年|几点|几时|时间|日期|哪天|几月|开门|关门|营业", re.I)),
+                        rf"\bhow old\b|{alternatives(WHEN_WORDS_ZH)}|哪一年|哪年|几点|几时|时间|几月|开门|关门|营业", re.I)),
     ("person", re.compile(r"^\s*(?:who|whom|whose)\b|\bwho\b|\bwhich (?:actor|actress|person|man|woman|author|"
                           r"director|singer|player|writer|artist|politician|king|queen|president)\b|谁|哪位|何人", re.I)),
     ("place", re.compile(r"\bwhere\b|\bwhich (?:city|country|state|county|town|place|region)\b|"
@@ -39,8 +40,8 @@ _FITS: dict[str, re.Pattern[str]] = {
                          r"eight|nine|ten|eleven|twelve|twenty|fifty)\b|免费|\bfree\b", re.I),
     "duration": re.compile(r"\d+\s*(?:seconds?|minutes?|hours?|days?|weeks?|months?|years?)|每(?:天|日|周|月|年|小时)|"
                            r"\b(?:daily|weekly|monthly|yearly|annually|hourly|every)\b|\d+\s*(?:秒|分钟|小时|天|周|个月|年)", re.I),
-    "time": re.compile(r"\b1\d{3}\b|\b20\d{2}\b|\d{1,2}[:：]\d{2}|\b(?:January|February|March|April|May|June|July|"
-                       r"August|September|October|November|December|century|BC|AD)\b|\d+\s*[年月日点时]|"
+    "time": re.compile(rf"\b{YEAR}\b|\d{{1,2}}[:：]\d{{2}}|\b{FULL_MONTH_NAME}\b|\b(?:century|BC|AD)\b|"
+                       r"\d+\s*[年月日点时]|"
                        r"[一二三四五六七八九十]+\s*[点时月]|世纪|年代|朝|上午|下午|晚上|早上"),
     "person": re.compile(rf"\b[A-Z][a-z]+(?:\s+[A-Z]\.)?\s+[A-Z][a-z]+|[{HAN}]{{1,4}}(?:先生|女士|教授|博士)|"
                          r"由.{1,12}(?:创立|创建|建立|提出|发明|设计)"),

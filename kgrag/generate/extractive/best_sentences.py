@@ -36,8 +36,9 @@ from kgrag.generate.extractive.heading_name import heading_answer
 from kgrag.generate.extractive.sections import heading_levels
 from kgrag.generate.sentences import Sentence, answer_text, plain, readable_cells, row_text, terms
 from kgrag.generate.types import Source
-from kgrag.lexicon.scripts import has_han, is_no_space_char
 from kgrag.text.markdown_tables import TableLine, table_lines
+from kgrag.text.patterns import BRACKETED, PERSONAL_PRONOUNS_EN, SENTENCE_END_CHARS
+from kgrag.text.scripts import has_han, is_no_space_char
 
 MAX_SENTENCES = 3
 MIN_RELATIVE_SCORE = 0.3  # a further sentence scores at least this share of the best one
@@ -63,12 +64,12 @@ LEADING_KINDS_ENGLISH = frozenset({"place", "person"})
 # A choice between subjects: "Which film came out first, A or B?", "Who was born first out of A
 # and B?", "… between A and B", "Are both A and B …?".
 _CHOICE = re.compile(r"\bor\b|\bout of\b|\bbetween\b|\bboth\b", re.I)
-_PERSONAL_WORDS = "he|she|it|they|his|her|its|their"
+_PERSONAL_WORDS = "|".join(PERSONAL_PRONOUNS_EN)
 _PERSONAL = re.compile(rf"(?:{_PERSONAL_WORDS})\b", re.I)
 _PRONOUN = re.compile(rf"(?:{_PERSONAL_WORDS}|this|these)\b|[他她它其该此]", re.I)
-_FINAL_PUNCTUATION = re.compile(r"[.!?;。！？；]+$")
+_FINAL_PUNCTUATION = re.compile(f"[{SENTENCE_END_CHARS};；]+$")
 _NAME = re.compile(r"(?<!^)(?<![.?!]\s)\b[A-Z][\w'-]*(?:\s+(?:[A-Z][\w'-]*|of|the|de|von|van))*(?<![\s])")
-_PARENTHESISED = re.compile(r"\s*[(（][^)）]*[)）]\s*$")
+_PARENTHESISED = re.compile(rf"\s*{BRACKETED}\s*$")
 
 
 def choose(asked: Asked, sources: Sequence[Source]) -> list[Pick]:

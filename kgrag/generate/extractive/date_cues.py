@@ -11,10 +11,9 @@ import re
 from dateutil.relativedelta import FR, MO, SA, SU, TH, TU, WE
 from dateutil.relativedelta import weekday as Weekday
 
-MONTHS = {name: i for i, names in enumerate(
-    (("january", "jan"), ("february", "feb"), ("march", "mar"), ("april", "apr"), ("may",), ("june", "jun"),
-     ("july", "jul"), ("august", "aug"), ("september", "sep", "sept"), ("october", "oct"),
-     ("november", "nov"), ("december", "dec")), start=1) for name in names}
+from kgrag.text.patterns import MONTH_ALTERNATIVES, MONTH_NUMBER, WHEN_WORDS_ZH, YEAR, alternatives
+
+MONTHS = MONTH_NUMBER
 WEEKDAYS: dict[str, Weekday] = {"monday": MO, "tuesday": TU, "wednesday": WE, "thursday": TH, "friday": FR,
                                 "saturday": SA, "sunday": SU,
                                 "一": MO, "二": TU, "三": WE, "四": TH, "五": FR, "六": SA, "日": SU, "天": SU}
@@ -37,13 +36,13 @@ def zh_number(text: str) -> int | None:
 
 
 # -- rules in a source -------------------------------------------------------------------------
-MONTH = r"(?P<{0}>" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")\.?"
-_MONTH_DAY = MONTH + r"\s+(?P<{1}>\d{{1,2}})(?:st|nd|rd|th)?(?:,?\s+(?P<{2}>\d{{4}}))?"
+MONTH = r"(?P<{0}>" + MONTH_ALTERNATIVES + r")\.?"
+_MONTH_DAY = MONTH + r"\s+(?P<{1}>\d{{1,2}})(?:st|nd|rd|th)?(?:,?\s+(?P<{2}>" + YEAR.replace("{", "{{").replace("}", "}}") + r"))?"
 _UNTIL = r"\s*(?:through|thru|to|until|till|–|—|-)\s*"
 PERIOD = re.compile(r"\b" + _MONTH_DAY.format("m1", "d1", "y1") + _UNTIL + r"\b"
                     + _MONTH_DAY.format("m2", "d2", "y2") + r"\b", re.I)
 # "2025年11月1日至2026年1月31日", "11月1日到1月31日"
-_ZH_MONTH_DAY = r"(?:(?P<{2}>\d{{4}})\s*年\s*)?(?P<{0}>\d{{1,2}})\s*月\s*(?P<{1}>\d{{1,2}})\s*[日号]"
+_ZH_MONTH_DAY = r"(?:(?P<{2}>" + YEAR.replace("{", "{{").replace("}", "}}") + r")\s*年\s*)?(?P<{0}>\d{{1,2}})\s*月\s*(?P<{1}>\d{{1,2}})\s*[日号]"
 ZH_PERIOD = re.compile(_ZH_MONTH_DAY.format("m1", "d1", "y1") + r"\s*(?:至|到|—|–|-|~|～)\s*"
                        + _ZH_MONTH_DAY.format("m2", "d2", "y2"))
 ISO_PERIOD = re.compile(r"\b(\d{4}-\d{2}-\d{2})" + _UNTIL + r"(\d{4}-\d{2}-\d{2})\b")
@@ -63,10 +62,10 @@ MONTHLY = re.compile(r"\b(?:each|every|a|per|the)\s+month\b|\bmonthly\b|每个?�
 # nor in a sentence that writes a year (encyclopedic text dates its events). English only: Chinese
 # news leaves the year to the dateline ("3月5日，……"), so a Chinese date without one is not read.
 EVENT = re.compile(r"\b" + MONTH.format("m") + r"\s+(?P<d>\d{1,2})(?:st|nd|rd|th)?"
-                   r"(?:\s*[-–]\s*(?P<d2>\d{1,2})(?:st|nd|rd|th)?)?(?!\s*[-–:]?\s*\d)(?:,?\s+(?P<y>\d{4}))?\b", re.I)
+                   r"(?:\s*[-–]\s*(?P<d2>\d{1,2})(?:st|nd|rd|th)?)?(?!\s*[-–:]?\s*\d)(?:,?\s+(?P<y>" + YEAR + r"))?\b", re.I)
 # A date in an example ("For example, if the change is processed on June 15, …") happens to no one.
 HYPOTHETICAL = re.compile(r"\b(?:for example|for instance|e\.g\.|suppose|imagine)\b|(?:^|[.!?]\s+)if\b", re.I | re.M)
-YEAR = re.compile(r"(?<!\d)(?:1[5-9]|20)\d\d(?!\d)")
+WRITTEN_YEAR = re.compile(rf"(?<!\d){YEAR}(?!\d)")
 
 # -- what a question asks: a date, read relative to the day it is asked ------------------------
 DUE = re.compile(r"\bdue\b", re.I)  # asks a date too, beyond what the abstention gate reads as "when"
@@ -92,7 +91,7 @@ NOW = re.compile(r"\b(?:today|now|current(?:ly)?|next|upcoming|previous|most rec
 # Words of the question that only say when (they are no topic a rule's sentence should share).
 WHEN_WORDS = re.compile(r"\b(?:last|latest|previous|prior|next|upcoming|current(?:ly)?|this|today|month|date|"
                         r"day|when|deadline)\b"
-                        r"|什么时候|何时|哪一?天|几号|日期|截止|上一?次|下一?次|最近一次|[上下本这]个?月|今天|目前|当前", re.I)
+                        rf"|{alternatives(WHEN_WORDS_ZH)}|上一?次|下一?次|最近一次|[上下本这]个?月|今天|目前|当前", re.I)
 LENGTHS = {"week": (6, 8), "month": (27, 32), "quarter": (88, 93), "half": (180, 185), "year": (364, 367)}
 # Chinese: only the unambiguous nouns ("月" is in every "每月").
 _ZH_PERIODS = {"季度": "quarter", "财季": "quarter", "半年": "half", "财年": "year", "年度": "year"}

@@ -220,7 +220,7 @@ def _events(source: Source, sentences: list[Sentence]) -> list[_Rule]:
     for sentence in sentences:
         text = sentence.text
         found = [m for m in cues.EVENT.finditer(text) if not m.group("y")]  # most sentences: none
-        if not found or cues.YEAR.search(text) or _in_example(source.text, sentence, examples):
+        if not found or cues.WRITTEN_YEAR.search(text) or _in_example(source.text, sentence, examples):
             continue
         taken = [m.span() for m in cues.PERIOD.finditer(text)]
         for m in found:

@@ -25,17 +25,16 @@ from functools import cached_property
 
 from kgrag.generate.extractive.answerer import Extracted
 from kgrag.generate.extractive.asked import Asked, PositionAsked
-from kgrag.generate.extractive.best_sentences import choose
+from kgrag.generate.extractive.best_sentences import RANK_DISCOUNT, choose
 from kgrag.generate.extractive.best_sentences import compose as compose_quotes
 from kgrag.generate.extractive.subjects import pick
 from kgrag.generate.sentences import Sentence, readable, readable_cells, row_text, shorten, terms
 from kgrag.generate.types import Source
-from kgrag.lexicon.scripts import has_han
 from kgrag.retrieve.cited_neighbour import NEIGHBOUR
 from kgrag.text.markdown_tables import table_lines
+from kgrag.text.scripts import has_han
 
 _LIST_ITEM = re.compile(r"^[ \t]*(?:[-*+]|\d{1,3}[.)]|[（(]?[一二三四五六七八九十]{1,3}[)）、.])[ \t]+(?P<body>\S.*)$")
-RANK_DISCOUNT = 0.15  # an item of source n scores / (1 + RANK_DISCOUNT * (n - 1)), as in extractive
 ANCHOR_CHARS = 60
 MIN_COVERAGE = 0.5
 

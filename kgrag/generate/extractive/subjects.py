@@ -18,6 +18,7 @@ from kgrag.generate.citations import source_sentences
 from kgrag.generate.extractive.answerer import Pick
 from kgrag.generate.sentences import Sentence, answer_text, plain, terms
 from kgrag.generate.types import Source
+from kgrag.text.patterns import BRACKETED
 
 # The agent a question compares instead of the subjects ("the directors of films A and B",
 # "the film whose director ...") and the passive verb a subject's sentence names it with.
@@ -47,7 +48,7 @@ KIN = {
                rf"\b(?:his|her)\s+(?:wife|husband|spouse),?\s+(?:was\s+)?({_PERSON})"],
 }
 KIN_WORDS = {"father": "father", "mother": "mother", "husband": "spouse", "wife": "spouse", "spouse": "spouse"}
-PARENTHESISED = re.compile(r"\s*[(（][^)）]*[)）]")
+PARENTHESISED = re.compile(rf"\s*{BRACKETED}")
 DEFINING = 2  # sentences of a subject's own source that say what it is
 
 
@@ -120,7 +121,7 @@ def profile(name: str, sources: Sequence[Source]) -> list[tuple[Source, Sentence
     own = titled_with(name, sources)
     if own is not None:
         return [(own, sentence) for sentence in source_sentences(own)[:DEFINING]]
-    subject = re.compile(rf"(?<!\w){re.escape(bare(name))}(?:\s*[(（][^)）]*[)）])?,?"
+    subject = re.compile(rf"(?<!\w){re.escape(bare(name))}(?:\s*{BRACKETED})?,?"
                          r"\s+(?:is|was|are|were)\b", re.I)
     return [(s, sentence) for s in sources if may_be_about(name, s)
             for sentence in source_sentences(s) if subject.search(sentence.text)]
@@ -173,7 +174,7 @@ def _name(found: str) -> str:
 
 
 def bracketed(text: str) -> list[tuple[int, int]]:
-    return [(m.start(), m.end()) for m in re.finditer(r"[(（][^)）]*[)）]", text)]
+    return [(m.start(), m.end()) for m in re.finditer(BRACKETED, text)]
 
 
 def pick(source: Source, sentence: Sentence) -> Pick:

@@ -37,21 +37,19 @@ from kgrag.generate.extractive.subjects import (
     subjects_around,
 )
 from kgrag.generate.types import Source
+from kgrag.text.patterns import MONTH_NAME, MONTH_NUMBER, YEAR
 
 _WHICH = re.compile(r"^\s*(?:which|who|whose|what|was|were|is|are|did)\b", re.I)
 _EARLIEST = re.compile(r"\b(?:first|earlier|earliest|older|oldest|sooner|before)\b", re.I)
 _LATEST = re.compile(r"\b(?:later|latest|last|more\s+recently|most\s+recently|recent|newer|newest|younger|youngest)\b", re.I)
 _AGE = re.compile(r"\b(?:older|oldest|younger|youngest)\b", re.I)
 _LONGER = re.compile(r"\blived?\s+longer\b", re.I)
-_MONTHS = ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
-           "november", "december"]
-_MONTH = r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?|" \
-         r"Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)\.?"
+_MONTH = f"(?i:{MONTH_NAME})"
 _DATE = re.compile(
     rf"(?P<d1>\d{{1,2}})\s+(?P<m1>{_MONTH}),?\s+(?P<y1>\d{{3,4}})"  # 17 November 1753
     rf"|(?P<m2>{_MONTH})\s+(?P<d2>\d{{1,2}}),?\s+(?P<y2>\d{{3,4}})"  # February 13, 1971
     rf"|(?P<m3>{_MONTH})\s+(?P<y3>\d{{4}})"  # May 1936
-    r"|(?<![\d.,])(?P<y4>1\d{3}|20\d{2})(?![\d.,]\d|\d|s\b|’s\b|'s\b)"  # 1936, not "the 1980s"
+    rf"|(?<![\d.,])(?P<y4>{YEAR})(?![\d.,]\d|\d|s\b|’s\b|'s\b)"  # 1936, not "the 1980s"
 )
 _BORN = re.compile(r"\b(?:born|b\.)\s*", re.I)
 _DIED = re.compile(r"\b(?:died|d\.)\s*", re.I)
@@ -205,8 +203,7 @@ def _dates(text: str, start: int) -> list[tuple[int, _Date, int]]:
 
 
 def _month(word: str) -> int:
-    key = word.rstrip(".").casefold()[:3]
-    return next(i + 1 for i, month in enumerate(_MONTHS) if month.startswith(key))
+    return MONTH_NUMBER[word.rstrip(".").casefold()]
 
 
 def _length(birth: tuple[int, int, int], death: tuple[int, int, int]) -> tuple[int, int, int]:

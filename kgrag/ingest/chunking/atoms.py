@@ -22,7 +22,7 @@ from kgrag.ingest.chunking.structure import (
     Region,
     RegionKind,
 )
-from kgrag.lexicon.scripts import is_char_breakable
+from kgrag.text.scripts import is_char_breakable
 
 Count = Callable[[str], int]
 

@@ -17,7 +17,6 @@ from collections.abc import Collection, Container, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from kgrag.errors import StoreError
-from kgrag.lexicon.normalize import normalize_alias
 from kgrag.stores.base import DocumentContent
 from kgrag.stores.graph_walk import Reached, walk_levels
 from kgrag.stores.neo4j.aliases import Neo4jAliasAdmin, Neo4jAuditLog
@@ -31,6 +30,7 @@ from kgrag.stores.neo4j.writes import (
     remove_document_content,
     remove_orphans,
 )
+from kgrag.text.normalize import normalize_alias
 from kgrag.types import Chunk, Document, Entity, GraphPath, Mention, Relation
 
 if TYPE_CHECKING:

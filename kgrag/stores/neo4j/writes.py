@@ -12,9 +12,9 @@ from typing import Any
 import neo4j
 
 from kgrag.errors import StoreError
-from kgrag.lexicon.normalize import normalize_alias
 from kgrag.stores.graph_rules import PREVIEW_CHARS, check_chunks, check_entity_keys, mention_rows, relation_rows
 from kgrag.stores.neo4j.driver import CypherRunner
+from kgrag.text.normalize import normalize_alias
 from kgrag.types import Chunk, Document, Entity, Mention, Relation
 
 # Rows per UNWIND statement: big enough to amortize a round trip, small enough to keep one

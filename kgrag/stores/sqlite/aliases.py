@@ -22,7 +22,6 @@ from contextlib import contextmanager
 from dataclasses import asdict
 
 from kgrag.errors import StoreConflict, StoreError
-from kgrag.lexicon.normalize import normalize_alias
 from kgrag.stores.base import AuditEntry
 from kgrag.stores.graph_rules import (
     check_added_mentions,
@@ -36,6 +35,7 @@ from kgrag.stores.graph_rules import (
 from kgrag.stores.merge_split import EvidenceDiff, MergeRecord, merge_record, new_aliases, plan_move, plan_split
 from kgrag.stores.sqlite.db import IN_JSON, SqliteDatabase, id_list
 from kgrag.stores.sqlite.graph_reads import evidence_of, existing_chunks, existing_entities, load_entities
+from kgrag.text.normalize import normalize_alias
 from kgrag.types import Entity, Mention, Relation
 
 ADMIN_SCHEMA = (

@@ -15,7 +15,6 @@ from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
 
 from kgrag.errors import StoreError
-from kgrag.lexicon.normalize import normalize_alias
 from kgrag.stores.base import DocumentContent
 from kgrag.stores.graph_rules import PREVIEW_CHARS, check_chunks, mention_rows, relation_rows
 from kgrag.stores.graph_walk import best_paths
@@ -33,6 +32,7 @@ from kgrag.stores.sqlite.graph_writes import (
     remove_document_content,
     remove_orphans,
 )
+from kgrag.text.normalize import normalize_alias
 from kgrag.types import Chunk, Document, Entity, GraphPath, Mention, Relation
 
 # Entities whose first mentions are kept between walks; then the kept rows start over. A walk

@@ -10,9 +10,9 @@ import sqlite3
 from collections.abc import Sequence
 
 from kgrag.errors import StoreError
-from kgrag.lexicon.normalize import normalize_alias
 from kgrag.stores.graph_rules import check_entity_keys
 from kgrag.stores.sqlite.db import IN_JSON, id_list
+from kgrag.text.normalize import normalize_alias
 from kgrag.types import Entity
 
 SCHEMA_VERSION = 1
