@@ -4,6 +4,7 @@ end on the shared ``hipporag_sample`` set (one subprocess: it loads its own mode
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import math
 import subprocess
@@ -16,6 +17,7 @@ from kgrag.eval import metrics as m
 from kgrag.eval.answers import answer_contains, answer_exact, answer_leads, check_citations, normalize_answer
 from kgrag.eval.data import EvalDataError, check_gold_in_corpus, load_corpus, load_queries
 from kgrag.eval.kb import MANIFEST, KnowledgeBaseError, default_kb_dir, reset_kb_dir
+from kgrag.eval.provenance import code_version
 from kgrag.eval.runner import EvalConfigError, parse_modes, run_eval
 from kgrag.generate.types import Answer, Citation
 from kgrag.retrieve.types import Hit
@@ -243,6 +245,12 @@ def test_tiny_set_bm25_metrics_match_hand_computation(components, tiny_set):
     assert [r["type"] for r in report.per_query] == ["single", "bridge", "bridge"]
     data = json.loads(json.dumps(report.to_dict()))  # JSON-clean (no NaN)
     assert data["titles"]["t-mirelda"] == "Mirelda Osk"
+    # What measured it (kgrag eval report prints it beside every table); never a secret.
+    assert data["provenance"]["commit"] == code_version()
+    assert dt.datetime.fromisoformat(data["provenance"]["date"]).tzinfo is not None
+    assert data["provenance"]["settings"]["ingest"]["chunking"]["child_size"] == components.settings.chunking.child_size
+    assert not {"api_key", "api_base"} & set(data["provenance"]["settings"]["llm"])
+    assert "Measured by kgrag" in md
 
 
 def test_second_run_reuses_the_knowledge_base(components, tiny_set, embedder, recognizer):

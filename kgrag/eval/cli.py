@@ -24,10 +24,10 @@ def _ints(value: str) -> list[int]:
     return ks
 
 
-@click.command("eval")
+@click.group("eval", invoke_without_command=True)
 @click.option("--corpus", type=_FILE, help="Passages, one {id, title, text} JSON object a line. Without it: the "
               "knowledge base in --data-dir as it is (gold ids are its document ids, e.g. 'kgrag feedback export').")
-@click.option("--queries", required=True, type=_FILE, help="Questions, one {id, question, answers, gold_ids} a line.")
+@click.option("--queries", type=_FILE, help="Questions, one {id, question, answers, gold_ids} a line.")
 @click.option("--limit", type=click.IntRange(min=1), help="Only the first N queries.")
 @click.option("--modes", help="Comma-separated ablation rows, paths joined by '+' (dense, bm25, graph; '+rerank'). "
               "Default: bm25,dense,graph,bm25+dense,bm25+dense+graph (+ bm25+dense+graph+rerank with a reranker).")
@@ -52,10 +52,17 @@ def _ints(value: str) -> list[int]:
                    "paired bootstrap confidence interval (default mode: the full pipeline).")
 @click.option("--resamples", type=click.IntRange(min=100), default=2000, show_default=True,
               help="Bootstrap resamples for --compare.")
-@click.pass_obj
-def eval_command(settings, corpus: Path | None, queries: Path, limit, modes, ks, top_k, answers, answer_mode,
+@click.pass_context
+def eval_command(ctx: click.Context, corpus: Path | None, queries: Path | None, limit, modes, ks, top_k, answers, answer_mode,
                  history, negatives, json_out, markdown_out, chart_out, kb_dir, reingest, no_progress, compare, resamples) -> None:
-    """Score retrieval (and answers) on a benchmark set; prints a Markdown ablation table."""
+    """Score retrieval (and answers) on a benchmark set; prints a Markdown ablation table.
+
+    `kgrag eval report RUN.json ...` makes the published tables from saved runs."""
+    if ctx.invoked_subcommand is not None:
+        return
+    if queries is None:
+        raise click.UsageError("Missing option '--queries'.")
+    settings = ctx.obj
     options = dict(modes=modes, limit=limit, ks=_ints(ks), top_k=top_k, answers=answers, answer_mode=answer_mode,
                    history=history, negatives=negatives, progress=not no_progress and sys.stderr.isatty())
     if compare:
@@ -140,3 +147,38 @@ def _compare(settings, files, corpus, queries, kb_dir, reingest, resamples, json
         json_out.write_text(json.dumps(payload, indent=1), encoding="utf-8")
     if markdown_out:
         markdown_out.write_text(text, encoding="utf-8")
+
+
+@eval_command.command("report")
+@click.argument("runs", nargs=-1, required=True, type=_FILE)
+@click.option("--markdown", "markdown_out", type=_OUT, help="Write the tables to this file (default: print them).")
+@click.option("--update", "page", type=_FILE,
+              help="Replace the generated section of this Markdown page (between its 'kgrag eval report: begin' "
+                   "and 'end' comment lines).")
+@click.option("--summaries", type=click.Path(file_okay=False, path_type=Path),
+              help="Also write each run's summary (no per-query records) here, as <run file name>.json.")
+@click.option("--commit", help="The commit that measured runs which do not record one (older runs).")
+@click.option("--date", help="The day (ISO) runs which do not record one were measured.")
+def report_command(runs: tuple[Path, ...], markdown_out: Path | None, page: Path | None, summaries: Path | None,
+                   commit: str | None, date: str | None) -> None:
+    """Evaluation tables from `kgrag eval --json` runs (or their summaries): per set, every mode
+    measured, the served mode first, each table naming its commit and date."""
+    from kgrag.eval.tables import RunFileError, load_run, render, replace_section, write_summary
+
+    try:
+        loaded = [load_run(path, commit=commit, date=date) for path in runs]
+        text = render(loaded)
+        if page is not None:
+            page.write_text(replace_section(page.read_text(encoding="utf-8"), text, name=str(page)), encoding="utf-8")
+            click.echo(f"updated {page}", err=True)
+    except RunFileError as e:
+        raise click.UsageError(str(e)) from e
+    if summaries is not None:
+        summaries.mkdir(parents=True, exist_ok=True)
+        for path, run in zip(runs, loaded):
+            write_summary(run, summaries / f"{path.stem}.json")
+        click.echo(f"wrote {len(loaded)} summaries to {summaries}", err=True)
+    if markdown_out is not None:
+        markdown_out.write_text(text, encoding="utf-8")
+    elif page is None:
+        click.echo(text, nl=False)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -75,6 +76,9 @@ class EvalReport:
     wall_seconds: float = 0.0
     query_seconds: float = 0.0
     negatives: NegativeSummary | None = None
+    # Which code measured it, when, and the settings behind the figures (kgrag.eval.provenance);
+    # None in reports written before it was recorded.
+    provenance: dict[str, Any] | None = None
 
     def mode(self, name: str) -> ModeSummary:
         for summary in self.modes:
@@ -137,13 +141,11 @@ def render_markdown(r: EvalReport) -> str:
         f"Evaluation {r.query_seconds:.1f} s for {r.queries * len(r.modes)} retrievals (wall {r.wall_seconds:.1f} s).",
         "",
     ]
-    header = ["mode"] + [f"R@{k}" for k in r.ks] + ["AllGold@5", "NDCG@10", "MRR", "p50 ms", "p95 ms"]
-    rows = []
-    for s in r.modes:
-        total = s.latency_ms.get("total", {})
-        rows.append([s.mode] + [_pct(s.recall[str(k)]) for k in r.ks]
-                    + [_pct(s.all_gold_at_5), _pct(s.ndcg_at_10), _pct(s.mrr), _ms(total.get("p50")), _ms(total.get("p95"))])
-    out += _table(header, rows)
+    if r.provenance:
+        p = r.provenance
+        out[-1:] = [f"Measured by kgrag {p.get('kgrag')} at commit `{p.get('commit')}` on {p.get('date')}, "
+                    f"{p.get('cpus')} CPUs.", ""]
+    out += modes_table(r.modes, r.ks)
     stages = [st for st in STAGES if any(st in s.latency_ms for s in r.modes)]
     out += ["", "Latency per stage, ms, p50 / p95 (paths run in parallel: they do not add up to total):", ""]
     out += _table(["mode"] + stages, [
@@ -151,18 +153,11 @@ def render_markdown(r: EvalReport) -> str:
                     for st in stages]
         for s in r.modes
     ])
-    out += _category_table(r) or _by_type_table(r)
+    out += _breakdown_table(r)
     if r.answers is not None:
-        a = r.answers
-        who = f"LLM `{a.model}`" if a.model else "extractive answerer"
-        out += ["", f"Answers ({who}, hits of `{a.mode}`; {a.citations} citations; "
-                    f"answer modes {a.answer_modes}, {a.fallbacks} LLM fallbacks):", ""]
-        out += _table(["contains gold", "first sentence holds gold", "exact", "abstained", "citation precision",
-                       "cited gold passage", "p50 ms", "p95 ms"],
-                      [[_pct(a.contains), _pct(a.leads), _pct(a.exact), _pct(a.abstained), _pct(a.citation_precision),
-                        _pct(a.citation_gold), _ms(a.latency_ms.get("p50")), _ms(a.latency_ms.get("p95"))]], align_left=0)
+        out += answers_table(r.answers)
     if r.negatives is not None:
-        out += _negatives_table(r.negatives)
+        out += negatives_table(r.negatives)
     notes = [f"`{s.mode}`: {s.short_lists} queries ranked fewer than {r.depth} distinct passages"
              for s in r.modes if s.short_lists]
     notes += [f"`{s.mode}`: {s.rounds:.2f} rounds per question (at most {s.max_rounds}), "
@@ -176,7 +171,30 @@ def render_markdown(r: EvalReport) -> str:
     return "\n".join(out) + "\n"
 
 
-def _negatives_table(n: NegativeSummary) -> list[str]:
+def modes_table(modes: list[ModeSummary], ks: list[int], label: Callable[[ModeSummary], str] | None = None) -> list[str]:
+    """One row per mode: recall at each k, AllGold@5, NDCG@10, MRR, total latency. ``label``:
+    the mode column's text for a summary (default: the mode's name)."""
+    header = ["mode"] + [f"R@{k}" for k in ks] + ["AllGold@5", "NDCG@10", "MRR", "p50 ms", "p95 ms"]
+    rows = []
+    for s in modes:
+        total = s.latency_ms.get("total", {})
+        rows.append([label(s) if label else s.mode] + [_pct(s.recall.get(str(k))) for k in ks]
+                    + [_pct(s.all_gold_at_5), _pct(s.ndcg_at_10), _pct(s.mrr), _ms(total.get("p50")), _ms(total.get("p95"))])
+    return _table(header, rows)
+
+
+def answers_table(a: AnswerSummary) -> list[str]:
+    """The answers' scores, introduced by who answered from which mode's hits."""
+    who = f"LLM `{a.model}`" if a.model else "extractive answerer"
+    return ["", f"Answers ({who}, hits of `{a.mode}`; {a.citations} citations; "
+                f"answer modes {a.answer_modes}, {a.fallbacks} LLM fallbacks):", "",
+            *_table(["contains gold", "first sentence holds gold", "exact", "abstained", "citation precision",
+                     "cited gold passage", "p50 ms", "p95 ms"],
+                    [[_pct(a.contains), _pct(a.leads), _pct(a.exact), _pct(a.abstained), _pct(a.citation_precision),
+                      _pct(a.citation_gold), _ms(a.latency_ms.get("p50")), _ms(a.latency_ms.get("p95"))]], align_left=0)]
+
+
+def negatives_table(n: NegativeSummary) -> list[str]:
     """Abstention with the gold passages present (should be low) and taken out (should be high)."""
     rows = [["gate", _pct(n.gate_present), _pct(n.gate_removed)]]
     if n.answer_present is not None:
@@ -188,48 +206,46 @@ def _negatives_table(n: NegativeSummary) -> list[str]:
             "", f"Gate reasons with the gold removed: {reasons or 'none'}."]
 
 
-def _category_table(r: EvalReport) -> list[str]:
-    """R@5 per ``meta.category`` of the questions (when the set names categories): a change aimed
-    at one kind of question (follow-ups, negation) shows where it helps and whether it costs
-    the others."""
-    categories = sorted({q["category"] for q in r.per_query if q.get("category")})
-    if not categories:
-        return []
-    k = "5" if 5 in r.ks else str(r.ks[-1])
-    groups = {c: [q for q in r.per_query if q.get("category") == c] for c in categories}
-    rows = [[s.mode] + [_pct(sum(q["modes"][s.mode]["recall"][k] for q in qs) / len(qs)) for qs in groups.values()]
-            for s in r.modes]
-    header = ["mode"] + [f"{c} ({len(qs)})" for c, qs in groups.items()]
-    return ["", f"R@{k} per question category (`meta.category`):", "", *_table(header, rows)]
+def breakdown(per_query: list[dict[str, Any]], modes: list[str], ks: list[int]) -> dict[str, Any] | None:
+    """Recall per kind of question, when the set names kinds: per ``meta.category`` (the
+    handbook's single-text / negation / follow-up ...: a change aimed at one kind shows where it
+    helps and whether it costs the others), else per ``meta.type`` when there are two types or
+    more (2Wiki's compositional / comparison / bridge-comparison / inference, HotpotQA's bridge /
+    comparison). ``{"by", "k", "counts": {kind: questions}, "recall": {mode: {kind: mean}}}``;
+    None when the set names no kinds. A run's summary keeps it (``kgrag eval report``): the
+    summary drops the per-query records it is computed from."""
+    key = "category" if any(q.get("category") for q in per_query) else "type"
+    kinds = (sorted({str(q["category"]) for q in per_query if q.get("category")}) if key == "category"
+             else list(dict.fromkeys(str(q["type"]) for q in per_query if q.get("type"))))
+    if not kinds or (key == "type" and (len(kinds) < 2 or 5 not in ks)):
+        return None
+    k = "5" if 5 in ks else str(ks[-1])
+    groups = {kind: [q for q in per_query if q.get(key) is not None and str(q[key]) == kind] for kind in kinds}
+    return {
+        "by": key,
+        "k": int(k),
+        "counts": {kind: len(qs) for kind, qs in groups.items()},
+        "recall": {mode: {kind: sum(q["modes"][mode]["recall"][k] for q in qs) / len(qs) for kind, qs in groups.items()}
+                   for mode in modes},
+    }
 
 
-def recall_by_type(r: EvalReport, k: int = 5) -> dict[str, dict[str, float]]:
-    """mode → question type → mean recall@k over that type's questions (types in first-seen order)."""
-    kinds: list[str] = list(dict.fromkeys(str(q["type"]) for q in r.per_query if q.get("type")))
-    out: dict[str, dict[str, float]] = {}
-    for s in r.modes:
-        out[s.mode] = {}
-        for kind in kinds:
-            values = [q["modes"][s.mode]["recall"][str(k)] for q in r.per_query if q.get("type") == kind]
-            out[s.mode][kind] = sum(values) / len(values)
-    return out
+def breakdown_table(b: dict[str, Any], modes: list[ModeSummary]) -> list[str]:
+    """``breakdown``'s table: per category, R@k by mode; per type, R@5 of all questions, of each
+    type, and AllGold@5."""
+    kinds = list(b["counts"])
+    header = [f"{kind} ({b['counts'][kind]})" for kind in kinds]
+    if b["by"] == "category":
+        rows = [[s.mode] + [_pct(b["recall"][s.mode][kind]) for kind in kinds] for s in modes]
+        return ["", f"R@{b['k']} per question category (`meta.category`):", "", *_table(["mode", *header], rows)]
+    rows = [[s.mode, _pct(s.recall["5"])] + [_pct(b["recall"][s.mode][kind]) for kind in kinds] + [_pct(s.all_gold_at_5)]
+            for s in modes]
+    return ["", "R@5 by question type (`meta.type`):", "", *_table(["mode", "R@5 all", *header, "AllGold@5"], rows)]
 
 
-def _by_type_table(r: EvalReport) -> list[str]:
-    """R@5 per ``meta.type`` with AllGold@5, when the set labels its questions with more than one
-    type (2Wiki: compositional, comparison, bridge-comparison, inference); a set that names
-    categories gets ``_category_table`` instead."""
-    if 5 not in r.ks:
-        return []
-    by_type = recall_by_type(r)
-    kinds = list(next(iter(by_type.values()), {}))
-    if len(kinds) < 2:
-        return []
-    counts = {kind: sum(1 for q in r.per_query if q.get("type") == kind) for kind in kinds}
-    header = ["mode", "R@5 all"] + [f"{kind} ({counts[kind]})" for kind in kinds] + ["AllGold@5"]
-    rows = [[s.mode, _pct(s.recall["5"])] + [_pct(by_type[s.mode][kind]) for kind in kinds] + [_pct(s.all_gold_at_5)]
-            for s in r.modes]
-    return ["", "R@5 by question type (`meta.type`):", ""] + _table(header, rows)
+def _breakdown_table(r: EvalReport) -> list[str]:
+    b = breakdown(r.per_query, [s.mode for s in r.modes], r.ks)
+    return breakdown_table(b, r.modes) if b else []
 
 
 def write_chart(r: EvalReport, path: str | Path) -> None:

@@ -32,6 +32,7 @@ from kgrag.eval.data import EvalQuery, check_gold_in_corpus, load_corpus, load_q
 from kgrag.eval.kb import ensure_kb, served_knowledge_base
 from kgrag.eval.negatives import summarize as summarize_negatives
 from kgrag.eval.negatives import without_gold
+from kgrag.eval.provenance import provenance
 from kgrag.eval.report import AnswerSummary, EvalReport, ModeSummary
 from kgrag.retrieve.pipeline import RetrievalError
 from kgrag.retrieve.types import PATHS, RetrievalResult
@@ -145,6 +146,7 @@ def run_eval(
     abstention gate, and the answer when answers are scored, should abstain there.
     """
     started = time.perf_counter()
+    measured_by = provenance(components.settings)
     ks = sorted(set(ks))
     if not ks or ks[0] < 1:
         raise EvalConfigError(f"ks must be positive integers, got {list(ks)}")
@@ -223,6 +225,7 @@ def run_eval(
         titles={pid: corpus.titles[pid] for pid in sorted(shown) if pid in corpus.titles},
         wall_seconds=round(time.perf_counter() - started, 2),
         query_seconds=round(loop_seconds, 2),
+        provenance=measured_by,
     )
 
 
