@@ -175,7 +175,7 @@ def stats(settings: Settings, as_json: bool) -> None:
             click.echo(f"{k:>15}: {v}")
         if s["stale_documents"]:
             click.echo(f"{s['stale_documents']} documents were built by another ingestion revision or settings: "
-                       "ingest their sources again to rebuild them (README, 'Incremental')", err=True)
+                       "ingest their sources again to rebuild them (docs/ingestion.md, 'Incremental ingestion')", err=True)
 
 
 
