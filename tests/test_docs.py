@@ -30,6 +30,8 @@ MAX_README_LINES = 300
 NOT_SETTINGS = {"KGRAG_CONFIG", "KGRAG_SERVER_URL", "KGRAG_API_KEY", "KGRAG_ONNX_CACHE", "KGRAG_CYPHER_DIR",
                 "KGRAG_REQUIRE_LLM", "KGRAG_REQUIRE_BROWSER", "KGRAG_CHROMIUM", "KGRAG_TEST_ES_URL",
                 "KGRAG_TEST_NEO4J_URL"}
+# Paths an installed wheel has and a checkout does not.
+IN_THE_WHEEL_ONLY = {"kgrag/cypher"}
 # ... and a misspelling shown as the example of what kgrag refuses (configuration.md).
 SHOWN_AS_WRONG = {"KGRAG_LLM__MODELL"}
 NOT_COMMAND_BLOCKS = {"json", "toml", "mermaid", "python", "yaml", "csv"}
@@ -375,6 +377,27 @@ def test_every_route_named_inline_exists():
     assert not problems, "\n".join(problems)
 
 
+def _path_problems(page: Path) -> list[str]:
+    """Repository paths named in inline code (`kgrag/...`, `tests/...`, `scripts/...`) that do not
+    exist; a placeholder (`<kind>`, `*`) ends the part checked, whose folder must exist."""
+    prose, _ = _split(page.read_text(encoding="utf-8"))
+    problems = []
+    for span in _inline_code(prose):
+        for word in span.split():
+            if not re.match(r"(kgrag|tests|scripts|benchmarks|cypher|docs|\.ci)/", word) or word in IN_THE_WHEEL_ONLY:
+                continue
+            cut = re.split(r"[<*{\[…]", word.rstrip(".,:;)"), maxsplit=1)
+            named = cut[0] if len(cut) == 1 or cut[0].endswith("/") else cut[0].rsplit("/", 1)[0]
+            if not (REPO / named).exists():
+                problems.append(f"{_rel(page)}: `{span}`: {named} does not exist")
+    return problems
+
+
+def test_every_repository_path_named_exists():
+    problems = [p for page in PAGES for p in _path_problems(page)]
+    assert not problems, "\n".join(problems)
+
+
 # -- settings -----------------------------------------------------------------------------------
 def _setting_problem(section: str | None, name: str) -> str | None:
     fields = Settings.model_fields
@@ -410,6 +433,14 @@ def _variable_problems(text: str, where: str) -> list[str]:
 def test_every_variable_named_is_a_setting():
     problems = [p for page in PAGES for p in _variable_problems(page.read_text(encoding="utf-8"), _rel(page))]
     assert not problems, "variables that kgrag does not read:\n" + "\n".join(problems)
+
+
+def test_the_path_check_can_fail(tmp_path):
+    page = tmp_path / "p.md"
+    page.write_text("`kgrag/generate/prompts/<kind>.txt`, `kgrag/nowhere.py`, `tests/contract/`, "
+                    "`kgrag/missing/<x>.txt`\n", encoding="utf-8")
+    assert [p.rsplit(": ", 1)[1] for p in _path_problems(page)] == ["kgrag/nowhere.py does not exist",
+                                                                     "kgrag/missing/ does not exist"]
 
 
 def test_the_variable_check_can_fail():
