@@ -437,7 +437,7 @@ def test_every_variable_named_is_a_setting():
 
 def test_the_path_check_can_fail(tmp_path):
     page = tmp_path / "p.md"
-    page.write_text("`kgrag/generate/prompts/<kind>.txt`, `kgrag/nowhere.py`, `tests/contract/`, "
+    page.write_text("`docs/<page>.md`, `kgrag/nowhere.py`, `tests/contract/`, "
                     "`kgrag/missing/<x>.txt`\n", encoding="utf-8")
     assert [p.rsplit(": ", 1)[1] for p in _path_problems(page)] == ["kgrag/nowhere.py does not exist",
                                                                      "kgrag/missing/ does not exist"]
