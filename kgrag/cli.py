@@ -60,17 +60,25 @@ def _close_checked(comps) -> None:
 @click.argument("paths", nargs=-1, required=True)
 @click.option("--glossary", type=click.Path(exists=True, dir_okay=False, path_type=Path), help="CSV/YAML/line glossary of canonical names and aliases.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
-@click.option("--no-progress", is_flag=True, help="Hide the progress bar.")
+@click.option("--no-progress", is_flag=True, help="Hide the progress bar (or, when output is not a terminal, the progress lines).")
+@click.option("--root", type=click.Path(exists=True, file_okay=False, path_type=Path),
+              help="Folder the document ids are relative to (default: each folder or glob root given; a file "
+                   "named alone and outside it is known by its absolute path).")
 @click.pass_obj
-def ingest(settings: Settings, paths: tuple[str, ...], glossary: Path | None, as_json: bool, no_progress: bool) -> None:
-    """Ingest files, directories or globs (txt md html pdf docx pptx xlsx csv eml ipynb jsonl code)."""
+def ingest(settings: Settings, paths: tuple[str, ...], glossary: Path | None, as_json: bool, no_progress: bool,
+           root: Path | None) -> None:
+    """Ingest files, directories or globs (txt md html pdf docx pptx xlsx csv eml ipynb jsonl code).
+
+    A document's id is its path relative to the folder or glob root it was found through (or
+    --root), the same from any working directory."""
     from kgrag.lexicon.glossary import load_glossary
 
     glossary_path = glossary or (Path(settings.extraction.glossary) if settings.extraction.glossary else None)
     entities = load_glossary(glossary_path) if glossary_path else None
     comps = _components(settings)
     try:
-        report = comps.ingest_job().run(paths, glossary_entities=entities, progress=not no_progress and sys.stderr.isatty())
+        progress = False if no_progress else (True if sys.stderr.isatty() else "lines")
+        report = comps.ingest_job().run(paths, glossary_entities=entities, progress=progress, root=root)
     finally:
         _close_checked(comps)
     if as_json:
@@ -89,6 +97,10 @@ def _print_report(report) -> None:
     )
     for f in report.failed:
         click.echo(f"  FAILED {f.path}: {f.reason}", err=True)
+    if report.renamed:
+        click.echo(f"{len(report.renamed)} documents stored under the id an older kgrag gave their file (relative to "
+                   f"the working directory) now have their rooted id, e.g. {next(iter(report.renamed.items()))[0]} → "
+                   f"{next(iter(report.renamed.items()))[1]}")
     t = d["totals"]
     click.echo(
         f"knowledge base: {t.get('documents', 0)} documents, {t.get('chunks', 0)} chunks "
@@ -186,10 +198,15 @@ def stats(settings: Settings, as_json: bool) -> None:
 @click.pass_obj
 def serve(settings: Settings, host: str | None, port: int | None, threads: int) -> None:
     """Serve the HTTP API and the web page (gunicorn, one process, threads)."""
-    from kgrag.server.gunicorn_app import KgragGunicorn
+    from kgrag.server import port_check
 
     server = settings.server.model_copy(update={k: v for k, v in (("host", host), ("port", port)) if v})
     settings = settings.model_copy(update={"server": server})
+    if port_check.in_use(server.host, server.port):  # one line and exit 2, before anything else
+        click.echo(port_check.in_use_message(server.host, server.port, "kgrag serve"), err=True)
+        sys.exit(port_check.EXIT_USAGE)
+    from kgrag.server.gunicorn_app import KgragGunicorn
+
     if server.host not in ("127.0.0.1", "localhost", "::1"):
         click.echo(f"warning: binding {server.host}: the API is reachable from other machines", err=True)
     click.echo(f"kgrag serving {settings.data_dir} on http://{server.host}:{server.port}/", err=True)

@@ -50,7 +50,7 @@ def _edge_lines(lines: list[str]) -> set[int]:
     return set(filled[:EDGE_LINES] + filled[-EDGE_LINES:])
 
 
-def load_pdf(path: Path) -> list[Document]:
+def load_pdf(path: Path, file_id: str | None = None) -> list[Document]:
     import pypdfium2 as pdfium
 
     check_readable(path)
@@ -79,4 +79,4 @@ def load_pdf(path: Path) -> list[Document]:
     pages = without_running_lines(read)
     if not pages:
         raise LoadError(path, "no text layer (scanned PDF?)")
-    return [paged_document(path, title, pages, "pdf")]
+    return [paged_document(path, file_id, title, pages, "pdf")]
