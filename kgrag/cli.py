@@ -323,13 +323,18 @@ def _local_query(settings: Settings, req, retrieve_only: bool) -> dict:
     same seam (``kgrag.asking``); with a conversation id, the turn is kept in the data dir's
     conversation store as the server keeps it."""
     from kgrag.errors import StoreError
+    from kgrag.request_options import UnavailableOption
     from kgrag.retrieve.pipeline import RetrievalError
 
+    try:  # an option these settings cannot honour: exit 2 naming the setting, as the API's 400
+        ask = req.checked_ask(settings)
+    except UnavailableOption as e:
+        raise click.UsageError(str(e)) from e
     comps = _components(settings)
     try:
         asking = comps.asking
         try:
-            asked = asking.retrieve_only(req.ask()) if retrieve_only else asking.ask(req.ask())
+            asked = asking.retrieve_only(ask) if retrieve_only else asking.ask(ask)
         except RetrievalError as e:
             raise click.UsageError(str(e)) from e
         except StoreError as e:  # a broken store: the knowledge base's fault, not the question's

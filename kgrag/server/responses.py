@@ -198,6 +198,8 @@ class TraceOut(_Open):
     llm_calls: int = Field(0, description="LLM calls retrieval made (rewrites, the LLM iteration driver)")
     understanding: UnderstandingTrace | None = None
     exclusion: ExclusionTrace | None = Field(None, description="null when the question excludes nothing")
+    warnings: list[str] = Field(default_factory=list, description="options of the request that ran degraded, "
+                                "each naming the setting that was missing (docs/asking.md)")
     generation: GenerationTrace | None = None
 
 
