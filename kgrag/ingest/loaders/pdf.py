@@ -260,8 +260,9 @@ def _layout_pages(path: Path, count: int) -> list[list[Block]] | None:
     if running:
         for n, blocks in enumerate(pages):
             lines = [b for b in blocks if isinstance(b, _Line)]
-            edge = {id(lines[i]) for i in _edge_lines([b.text for b in lines])}
-            pages[n] = [b for b in blocks if not (id(b) in edge and _running_key(b.text) in running)]
+            edge = {id(lines[i]) for i in _edge_lines([b.text for b in lines])
+                    if _running_key(lines[i].text) in running}
+            pages[n] = [b for b in blocks if id(b) not in edge]
     return pages
 
 
