@@ -287,6 +287,21 @@ class MentioningChunk(_Open):
     text: str | None = None
 
 
+class RelationEvidenceOut(_Open):
+    type: str = Field(description="the relation type (CO_OCCURS: named in one chunk)")
+    chunk_id: str
+    weight: float
+
+
+class RelationDetail(_Open):
+    a: str
+    b: str
+    weight: float = Field(description="summed weight of every relation between the two, either direction")
+    relations: list[RelationEvidenceOut] = Field(description="one per (type, evidencing chunk), heaviest first")
+    chunks: list[MentioningChunk] = Field(description="the evidencing chunks with their text (count: how many of "
+                                                      "the relations each evidences)")
+
+
 class EntityDetail(_Open):
     key: str
     name: str
