@@ -105,7 +105,7 @@ class ProgressLines:
         self.last = time.monotonic()
 
     def _beat(self) -> None:
-        while not self._stop.wait(1.0):
+        while not self._stop.wait(min(1.0, self.QUIET_S / 2)):
             with self._lock:
                 if time.monotonic() - self.last >= self.QUIET_S and self.done < self.total:
                     self._say()
