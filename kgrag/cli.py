@@ -256,8 +256,9 @@ def _json_list(ctx: click.Context, param: click.Parameter, value: str | None):
 @click.option("--conversation-id", metavar="ID",
               help="Instead of --history: a conversation kept in the data dir (or by the --server), as the web "
                    "page keeps one: its earlier turns are the history, and this turn is added to it.")
-@click.option("--rerank/--no-rerank", default=True, show_default=True,
-              help="Rerank with the configured cross-encoder (the API's \"rerank\").")
+@click.option("--rerank/--no-rerank", default=None,
+              help="Rerank with the configured cross-encoder (the API's \"rerank\"; default: when "
+                   "retrieval.reranker_path names one; --rerank without one exits 2 naming it).")
 @click.option("--iterate/--no-iterate", default=None,
               help="Retrieve-reason rounds after the first retrieval (default: retrieval.iterate).")
 @click.option("--iterate-driver", type=click.Choice(["entities", "llm"]),
@@ -275,7 +276,7 @@ def _json_list(ctx: click.Context, param: click.Parameter, value: str | None):
                    "one request instead of seconds of model loading. Default: $KGRAG_SERVER_URL.")
 @click.pass_obj
 def query(settings: Settings, question: str, top_k: int | None, modes: tuple[str, ...], filters,
-          history: list | None, conversation_id: str | None, rerank: bool, iterate: bool | None,
+          history: list | None, conversation_id: str | None, rerank: bool | None, iterate: bool | None,
           iterate_driver: str | None, rewrites: tuple[str, ...], recency_half_life: float | None,
           recency_weight: float | None, retrieve_only: bool, as_json: bool, server: str | None) -> None:
     """Ask the knowledge base a question; prints the cited answer (or the ranked chunks). Answers

@@ -63,3 +63,13 @@ def test_settings_that_turn_on_an_llm_feature_without_an_llm_warn_too(tmp_path):
     with pytest.raises(UnavailableOption) as refused:
         check_options(settings, rerank=True)
     assert refused.value.setting == "retrieval.reranker_path"
+
+
+def test_kgrag_query_refuses_rerank_without_a_reranker_naming_the_setting(demo_kb):
+    from click.testing import CliRunner
+
+    from kgrag.cli import main
+
+    done = CliRunner().invoke(main, ["--data-dir", str(demo_kb.settings.data_dir), "query", "--rerank", QUESTION])
+    assert done.exit_code == 2, done.output
+    assert "retrieval.reranker_path" in done.output
