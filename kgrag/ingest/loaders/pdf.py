@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from kgrag.ingest.loaders.base import LoadError, check_readable, normalize_newlines, paged_document
-from kgrag.lexicon.scripts import is_no_space_char
+from kgrag.text.scripts import is_no_space_char
 from kgrag.types import Document
 
 log = logging.getLogger(__name__)
