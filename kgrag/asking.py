@@ -51,6 +51,9 @@ class AskRequest:
     history: tuple[Turn, ...] = ()
     conversation_id: str | None = None
     today: dt.date | None = None
+    # Options that run degraded on this server, each naming the missing setting: the trace's
+    # ``warnings`` (``kgrag.request_options``, checked at the front end's edge).
+    warnings: tuple[str, ...] = ()
 
 
 @dataclass
@@ -121,11 +124,13 @@ class Asking:
         """The retrieval for ``ask`` (``top_k``: rank this many instead, as an evaluation does to
         score deeper than it answers). Raises ``RetrievalError`` for a request it cannot serve."""
         driver = None if ask.iterate_driver is None else self.parts.iteration_driver(ask.iterate_driver)
-        return self.parts.retriever.retrieve(
+        result = self.parts.retriever.retrieve(
             ask.question, top_k=top_k or ask.top_k, filters=ask.filters, modes=ask.modes, rerank=ask.rerank,
             history=self.history(ask), iterate=ask.iterate, recency=ask.recency, rewrites=ask.rewrites,
             driver=driver,
         )
+        result.warnings = list(ask.warnings)
+        return result
 
     def answer(self, ask: AskRequest, result: RetrievalResult) -> Answer:
         """The answer to ``ask`` from ``result``: a follow-up read as completed from the

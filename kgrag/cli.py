@@ -60,17 +60,25 @@ def _close_checked(comps) -> None:
 @click.argument("paths", nargs=-1, required=True)
 @click.option("--glossary", type=click.Path(exists=True, dir_okay=False, path_type=Path), help="CSV/YAML/line glossary of canonical names and aliases.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
-@click.option("--no-progress", is_flag=True, help="Hide the progress bar.")
+@click.option("--no-progress", is_flag=True, help="Hide the progress bar (or, when output is not a terminal, the progress lines).")
+@click.option("--root", type=click.Path(exists=True, file_okay=False, path_type=Path),
+              help="Folder the document ids are relative to (default: each folder or glob root given; a file "
+                   "named alone and outside it is known by its absolute path).")
 @click.pass_obj
-def ingest(settings: Settings, paths: tuple[str, ...], glossary: Path | None, as_json: bool, no_progress: bool) -> None:
-    """Ingest files, directories or globs (txt md html pdf docx pptx xlsx csv eml ipynb jsonl code)."""
+def ingest(settings: Settings, paths: tuple[str, ...], glossary: Path | None, as_json: bool, no_progress: bool,
+           root: Path | None) -> None:
+    """Ingest files, directories or globs (txt md html pdf docx pptx xlsx csv eml ipynb jsonl code).
+
+    A document's id is its path relative to the folder or glob root it was found through (or
+    --root), the same from any working directory."""
     from kgrag.lexicon.glossary import load_glossary
 
     glossary_path = glossary or (Path(settings.extraction.glossary) if settings.extraction.glossary else None)
     entities = load_glossary(glossary_path) if glossary_path else None
     comps = _components(settings)
     try:
-        report = comps.ingest_job().run(paths, glossary_entities=entities, progress=not no_progress and sys.stderr.isatty())
+        progress = False if no_progress else (True if sys.stderr.isatty() else "lines")
+        report = comps.ingest_job().run(paths, glossary_entities=entities, progress=progress, root=root)
     finally:
         _close_checked(comps)
     if as_json:
@@ -89,6 +97,10 @@ def _print_report(report) -> None:
     )
     for f in report.failed:
         click.echo(f"  FAILED {f.path}: {f.reason}", err=True)
+    if report.renamed:
+        click.echo(f"{len(report.renamed)} documents stored under the id an older kgrag gave their file (relative to "
+                   f"the working directory) now have their rooted id, e.g. {next(iter(report.renamed.items()))[0]} → "
+                   f"{next(iter(report.renamed.items()))[1]}")
     t = d["totals"]
     click.echo(
         f"knowledge base: {t.get('documents', 0)} documents, {t.get('chunks', 0)} chunks "
@@ -186,10 +198,15 @@ def stats(settings: Settings, as_json: bool) -> None:
 @click.pass_obj
 def serve(settings: Settings, host: str | None, port: int | None, threads: int) -> None:
     """Serve the HTTP API and the web page (gunicorn, one process, threads)."""
-    from kgrag.server.gunicorn_app import KgragGunicorn
+    from kgrag.server import port_check
 
     server = settings.server.model_copy(update={k: v for k, v in (("host", host), ("port", port)) if v})
     settings = settings.model_copy(update={"server": server})
+    if port_check.in_use(server.host, server.port):  # one line and exit 2, before anything else
+        click.echo(port_check.in_use_message(server.host, server.port, "kgrag serve"), err=True)
+        sys.exit(port_check.EXIT_USAGE)
+    from kgrag.server.gunicorn_app import KgragGunicorn
+
     if server.host not in ("127.0.0.1", "localhost", "::1"):
         click.echo(f"warning: binding {server.host}: the API is reachable from other machines", err=True)
     click.echo(f"kgrag serving {settings.data_dir} on http://{server.host}:{server.port}/", err=True)
@@ -239,8 +256,9 @@ def _json_list(ctx: click.Context, param: click.Parameter, value: str | None):
 @click.option("--conversation-id", metavar="ID",
               help="Instead of --history: a conversation kept in the data dir (or by the --server), as the web "
                    "page keeps one: its earlier turns are the history, and this turn is added to it.")
-@click.option("--rerank/--no-rerank", default=True, show_default=True,
-              help="Rerank with the configured cross-encoder (the API's \"rerank\").")
+@click.option("--rerank/--no-rerank", default=None,
+              help="Rerank with the configured cross-encoder (the API's \"rerank\"; default: when "
+                   "retrieval.reranker_path names one; --rerank without one exits 2 naming it).")
 @click.option("--iterate/--no-iterate", default=None,
               help="Retrieve-reason rounds after the first retrieval (default: retrieval.iterate).")
 @click.option("--iterate-driver", type=click.Choice(["entities", "llm"]),
@@ -258,7 +276,7 @@ def _json_list(ctx: click.Context, param: click.Parameter, value: str | None):
                    "one request instead of seconds of model loading. Default: $KGRAG_SERVER_URL.")
 @click.pass_obj
 def query(settings: Settings, question: str, top_k: int | None, modes: tuple[str, ...], filters,
-          history: list | None, conversation_id: str | None, rerank: bool, iterate: bool | None,
+          history: list | None, conversation_id: str | None, rerank: bool | None, iterate: bool | None,
           iterate_driver: str | None, rewrites: tuple[str, ...], recency_half_life: float | None,
           recency_weight: float | None, retrieve_only: bool, as_json: bool, server: str | None) -> None:
     """Ask the knowledge base a question; prints the cited answer (or the ranked chunks). Answers
@@ -306,13 +324,18 @@ def _local_query(settings: Settings, req, retrieve_only: bool) -> dict:
     same seam (``kgrag.asking``); with a conversation id, the turn is kept in the data dir's
     conversation store as the server keeps it."""
     from kgrag.errors import StoreError
+    from kgrag.request_options import UnavailableOption
     from kgrag.retrieve.pipeline import RetrievalError
 
+    try:  # an option these settings cannot honour: exit 2 naming the setting, as the API's 400
+        ask = req.checked_ask(settings)
+    except UnavailableOption as e:
+        raise click.UsageError(str(e)) from e
     comps = _components(settings)
     try:
         asking = comps.asking
         try:
-            asked = asking.retrieve_only(req.ask()) if retrieve_only else asking.ask(req.ask())
+            asked = asking.retrieve_only(ask) if retrieve_only else asking.ask(ask)
         except RetrievalError as e:
             raise click.UsageError(str(e)) from e
         except StoreError as e:  # a broken store: the knowledge base's fault, not the question's

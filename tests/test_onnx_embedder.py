@@ -94,7 +94,7 @@ def test_a_failed_export_falls_back_to_sentence_transformers_and_says_why(tmp_pa
 def test_an_export_leaves_no_partial_file_behind(tmp_path, monkeypatch):
     """A failed export deletes its fragment; one whose process was killed is deleted by the next
     export; a live process's fragment is left to it."""
-    import torch
+    from kgrag.models import bert_onnx
 
     target = tmp_path / "minilm.onnx"
     finished = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
@@ -103,11 +103,11 @@ def test_an_export_leaves_no_partial_file_behind(tmp_path, monkeypatch):
     killed.write_bytes(b"half an export")
     running.write_bytes(b"being written")
 
-    def fails_midway(model, args, path, **kwargs):
+    def fails_midway(model_dir, path):
         Path(path).write_bytes(b"a fragment")
         raise RuntimeError("exporter died")
 
-    monkeypatch.setattr(torch.onnx, "export", fails_midway)
+    monkeypatch.setattr(bert_onnx, "build", fails_midway)
     with pytest.raises(RuntimeError, match="exporter died"):
         onnx_embedder.export(minilm_path(), target)
     assert sorted(p.name for p in tmp_path.iterdir()) == [running.name]
@@ -162,6 +162,22 @@ def test_answering_a_question_imports_no_transformers_or_sentence_transformers(e
         "vector = build_embedder(EmbedderSettings()).embed_queries(['who founded Moscow State University?'])\n"
         "assert vector.shape[0] == 1 and abs(float((vector ** 2).sum()) - 1) < 1e-4, vector.shape")
     assert not {"transformers", "sentence_transformers", "sklearn"} & set(imported), imported
+
+
+def test_the_graph_is_written_without_torch(tmp_path):
+    """No export in the cache: the shipped MiniLM's graph is written from its weights
+    (kgrag/models/bert_onnx.py) with torch never imported, and embeds as before."""
+    assert not list(tmp_path.iterdir())
+    imported = _imported_after(
+        f"import os; os.environ['KGRAG_ONNX_CACHE'] = {str(tmp_path)!r}\n"
+        "from kgrag.config import EmbedderSettings\n"
+        "from kgrag.models.embedder import build_embedder\n"
+        "from kgrag.models.onnx_embedder import OnnxEmbedder\n"
+        "e = build_embedder(EmbedderSettings(name='minilm'))\n"
+        "assert isinstance(e, OnnxEmbedder), type(e)\n"
+        "assert e.embed_passages(['a passage']).shape == (1, 384)")
+    assert not {"torch", "transformers", "sentence_transformers"} & set(imported), imported
+    assert [p.suffix for p in tmp_path.iterdir()] == [".onnx"]
 
 
 def test_a_warm_server_imports_no_torch_spacy_or_transformers(demo_kb):

@@ -217,7 +217,7 @@ def test_each_store_class_answers_every_role_and_graph_store_is_no_wider_than_it
 
     roles = [base.GraphReader, base.GraphWriter, base.GraphExport]
     assert methods(base.GraphStore) == set().union(*map(methods, roles)) | {"close"}
-    assert len(methods(base.GraphStore)) == 21  # + document_hashes, document_chunk_ids (consistency), prepare_reads
+    assert len(methods(base.GraphStore)) == 22  # + document_hashes, document_chunk_ids (consistency), prepare_reads, relation_evidence (the explorer)
     assert not methods(base.GraphStore) & (methods(base.AliasAdmin) | methods(base.AuditLog))
     assert {"alias_admin", "audit"} <= set(dir(base.GraphStore)) and {"alias_admin", "audit"} <= set(dir(base.AliasGraph))
     for store in (SqliteGraphStore, Neo4jGraphStore):

@@ -18,11 +18,12 @@ from pathlib import Path
 
 from kgrag.config import MetadataSettings
 from kgrag.errors import StoreError
+from kgrag.ingest import roots
 from kgrag.ingest.chunking import Chunker
 from kgrag.ingest.cross_lingual import complete_multilingual_blocks
-from kgrag.ingest.loaders import LoadError, discover, load
+from kgrag.ingest.loaders import LoadError, discover_files, legacy_document_id, load, roots_of
 from kgrag.ingest.record_facets import record_facets
-from kgrag.ingest.report import Failure, IngestReport, Progress, ProgressCallback, drop, timed
+from kgrag.ingest.report import Failure, IngestReport, Progress, ProgressCallback, ProgressMode, drop, timed
 from kgrag.ingest.revision import content_of, stamped
 from kgrag.models.base import CorpusEmbedder, Embedder
 from kgrag.stores import consistency
@@ -57,13 +58,16 @@ class IngestJob:
         journal: WriteJournal | None = None,
         metadata: MetadataSettings | None = None,
         revision: str | None = None,
+        data_dir: Path | None = None,
     ):
         """``journal`` None: one in memory (no recovery across processes; tests).
+        ``data_dir``: where the folders ingested through are remembered (``kgrag.ingest.roots``).
         ``metadata``: where documents' facets are read from (``kgrag.ingest.record_facets``).
         ``revision``: stamped on each stored hash (``kgrag.ingest.revision``); a document
         stored under another one is rebuilt. None: hashes are content alone (tests)."""
         self.metadata = metadata or MetadataSettings()
         self.revision = revision
+        self.data_dir = data_dir
         if journal is None:
             from kgrag.stores.sqlite.journal import MEMORY, SqliteWriteJournal
 
@@ -95,11 +99,14 @@ class IngestJob:
         self,
         paths: Sequence[str | Path],
         glossary_entities: Sequence | None = None,
-        progress: bool = True,
+        progress: ProgressMode = True,
         on_document: ProgressCallback | None = None,
+        root: str | Path | None = None,
     ) -> IngestReport:
-        """``progress``: draw a per-document bar on stderr; ``on_document``: called as each
-        document is written or fails."""
+        """``progress``: draw a per-document bar on stderr (``"lines"``: print lines, for output
+        that is not a terminal); ``on_document``: called as each document is written or fails;
+        ``root``: the folder document ids are relative to (else the folder or glob root each
+        file was found through; see ``discover_files``)."""
         report = IngestReport()
         started = time.perf_counter()
         if glossary_entities:
@@ -107,10 +114,14 @@ class IngestJob:
             self._extractor = None  # its gazetteer must see the new aliases
 
         with timed(report, "load"):
-            docs = self._load_all(paths, report)
-        return self._ingest(docs, report, started, progress, on_document)
+            docs, legacy = self._load_all(paths, report, root)
+        report = self._ingest(docs, report, started, progress, on_document)
+        if self.data_dir is not None:
+            roots.remember(self.data_dir, roots_of(paths, root))
+        self._retire_legacy_ids(legacy, {d.id for d in docs}, report)
+        return report
 
-    def run_documents(self, docs: Sequence[Document], progress: bool = False,
+    def run_documents(self, docs: Sequence[Document], progress: ProgressMode = False,
                       on_document: ProgressCallback | None = None) -> IngestReport:
         """Ingest documents built by the caller (the HTTP API's JSON texts and uploads):
         same skip/replace by hash as ``run``."""
@@ -126,7 +137,7 @@ class IngestJob:
         return self._ingest(unique, report, time.perf_counter(), progress, on_document)
 
     def _ingest(self, docs: Sequence[Document], report: IngestReport, started: float,
-                progress: bool, on_document: ProgressCallback | None) -> IngestReport:
+                progress: ProgressMode, on_document: ProgressCallback | None) -> IngestReport:
         with timed(report, "load"):
             report.store_check = self.reconcile()
             known = self.graph.document_hashes()
@@ -149,7 +160,7 @@ class IngestJob:
                 report.changed.append(doc.id)
             pending.append(doc)
 
-        tracker = Progress(len(pending), progress, on_document)
+        tracker = Progress(len(pending), progress is True, on_document, lines=progress == "lines")
         mixed = self._bilingual(pending, report)
         try:
             for group in self._groups(pending, report, tracker):
@@ -188,14 +199,19 @@ class IngestJob:
         return report.after
 
     # -- stages ----------------------------------------------------------------------------
-    def _load_all(self, paths: Sequence[str | Path], report: IngestReport) -> list[Document]:
-        files, errors = discover(paths)
+    def _load_all(self, paths: Sequence[str | Path], report: IngestReport,
+                  root: str | Path | None) -> tuple[list[Document], dict[str, str]]:
+        """The documents, and for each whose id an older kgrag would have written differently
+        (relative to the working directory), that older id (``_retire_legacy_ids``)."""
+        known = roots.remembered(self.data_dir) if self.data_dir is not None else []
+        files, errors = discover_files(paths, root, known)
         report.failed.extend(Failure(str(e.path), e.reason) for e in errors)
         docs: list[Document] = []
+        legacy: dict[str, str] = {}
         first_seen: dict[str, str] = {}
-        for path in files:
+        for path, file_id in files:
             try:
-                loaded = load(path)
+                loaded = load(path, file_id)
             except LoadError as e:
                 report.failed.append(Failure(str(e.path), e.reason))
                 continue
@@ -203,6 +219,7 @@ class IngestJob:
                 log.exception("loader crashed on %s", path)
                 report.failed.append(Failure(str(path), f"unexpected {type(e).__name__}: {e}"))
                 continue
+            old_file_id = legacy_document_id(path)
             for doc in loaded:
                 if doc.id in first_seen:
                     report.failed.append(
@@ -211,7 +228,22 @@ class IngestJob:
                     continue
                 first_seen[doc.id] = str(path)
                 docs.append(doc)
-        return docs
+                if old_file_id != file_id and doc.id.startswith(file_id):
+                    legacy[doc.id] = old_file_id + doc.id[len(file_id):]
+        return docs, legacy
+
+    def _retire_legacy_ids(self, legacy: dict[str, str], ids: set[str], report: IngestReport) -> None:
+        """Documents stored under the id an older kgrag gave the same file (relative to the
+        working directory, which made one file two documents) are deleted once the file is
+        stored under its rooted id: the knowledge base keeps one copy, by the new id."""
+        if not legacy:
+            return
+        known = self.graph.document_hashes()
+        for new_id, old_id in legacy.items():
+            # never a document this run stores (a file's old id can be another file's new one)
+            if old_id in known and old_id not in ids and new_id in known:
+                if self.delete(old_id):
+                    report.renamed[old_id] = new_id
 
     def _groups(self, docs: list[Document], report: IngestReport,
                 tracker: Progress) -> Iterator[list[tuple[Document, list[Chunk]]]]:

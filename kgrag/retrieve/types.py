@@ -343,6 +343,9 @@ class RetrievalResult:
     iteration: Iteration | None = None
     # The LLM query rewrites tried (kgrag.retrieve.llm_rewrites), each with its lists or why none.
     rewriting: list[Rewriting] = field(default_factory=list)
+    # Options of the request that ran degraded, each saying which setting was missing
+    # (kgrag.request_options).
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def llm_calls(self) -> int:

@@ -17,7 +17,7 @@ from kgrag.asking import Asking
 from kgrag.components import Components
 from kgrag.config import Settings
 from kgrag.conversations import ConversationStore
-from kgrag.server import openapi
+from kgrag.server import openapi, routing
 from kgrag.server.errors import register_error_handlers
 from kgrag.server.metrics import Metrics
 from kgrag.server.request_log import RequestLog
@@ -42,6 +42,7 @@ def create_app(settings: Settings, components: Components | None = None, *, warm
     app.config["KGRAG_ASKING"] = Asking(components, ConversationStore.on_demand(settings))
     metrics = Metrics()
     app.config["KGRAG_METRICS"] = metrics
+    routing.install(app)
     register_error_handlers(app)
     RequestLog(log_stream).install(app)
     metrics.install(app)

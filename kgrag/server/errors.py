@@ -23,6 +23,7 @@ from pydantic import ValidationError
 from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
 from kgrag.errors import InputError, StoreError
+from kgrag.request_options import UnavailableOption
 from kgrag.server.request_log import request_id
 
 log = logging.getLogger(__name__)
@@ -67,6 +68,10 @@ def register_error_handlers(app: Flask) -> None:
     @app.errorhandler(ApiError)
     def _api(exc: ApiError):
         return error_response(exc.status, exc.code, exc.message)
+
+    @app.errorhandler(UnavailableOption)
+    def _unavailable(exc: UnavailableOption):
+        return error_response(400, "option_unavailable", str(exc))
 
     @app.errorhandler(ValidationError)
     def _validation(exc: ValidationError):

@@ -89,6 +89,8 @@ OPERATIONS: tuple[Operation, ...] = (
               query=p.EntitySearchParams, errors=(400,)),
     Operation("get", "/v1/entities/<path:key>", "One entity: aliases, neighbours (1-2 hops), mentioning chunks",
               "graph", r.EntityDetail, query=p.EntityParams, errors=(400, 404)),
+    Operation("get", "/v1/relations", "The relations between two entities and the chunks that evidence them",
+              "graph", r.RelationDetail, query=p.RelationParams, errors=(400, 404)),
     Operation("get", "/v1/documents", "List the documents (admin)", "documents", r.DocumentList, admin=True),
     Operation("post", "/v1/documents", "Add documents: JSON texts or multipart file uploads (admin)", "documents",
               r.IngestResponse, ok_status=201, extra_ok=(200,), body=DocumentsRequest,
@@ -214,9 +216,24 @@ def _responses(op: Operation, refs: dict) -> dict[str, Any]:
     return out
 
 
+def _this_server(schemas: dict[str, Any], settings: Any) -> None:
+    """Options this server's configuration refuses (``kgrag.request_options``) are documented as
+    refused: without a cross-encoder, ``rerank`` may only be false or left out."""
+    if settings is None or settings.retrieval.reranker_path:
+        return
+    for name in ("RetrieveRequest", "QueryRequest"):
+        prop = schemas.get(name, {}).get("properties", {}).get("rerank")
+        if prop is not None:
+            prop["enum"] = [False]
+            prop.pop("default", None)  # "rerank when configured": nothing here
+            prop["description"] = ("this server has no cross-encoder (retrieval.reranker_path): true is refused "
+                                   "(400 option_unavailable)")
+
+
 def build_openapi(app: Flask) -> dict[str, Any]:
-    """The OpenAPI 3.1 document of ``app``'s API."""
+    """The OpenAPI 3.1 document of ``app``'s API (as this server's configuration accepts it)."""
     refs, schemas = _schemas()
+    _this_server(schemas, app.config.get("KGRAG_SETTINGS"))
     paths: dict[str, dict[str, Any]] = {}
     for op in OPERATIONS:
         paths.setdefault(openapi_path(op.rule), {})[op.method] = _operation(op, refs)

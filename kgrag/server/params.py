@@ -35,6 +35,12 @@ class EntityParams(_Params):
     limit: int = Field(20, ge=1, le=MAX_LIMIT, description="neighbours and chunks shown")
 
 
+class RelationParams(_Params):
+    a: str = Field(min_length=1, max_length=1000, description="one entity's key")
+    b: str = Field(min_length=1, max_length=1000, description="the other entity's key (either direction)")
+    limit: int = Field(20, ge=1, le=MAX_LIMIT, description="evidencing chunks shown")
+
+
 class AliasListParams(_Params):
     entity: str | None = Field(None, max_length=200)
     ambiguous: bool = False

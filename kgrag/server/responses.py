@@ -198,6 +198,8 @@ class TraceOut(_Open):
     llm_calls: int = Field(0, description="LLM calls retrieval made (rewrites, the LLM iteration driver)")
     understanding: UnderstandingTrace | None = None
     exclusion: ExclusionTrace | None = Field(None, description="null when the question excludes nothing")
+    warnings: list[str] = Field(default_factory=list, description="options of the request that ran degraded, "
+                                "each naming the setting that was missing (docs/asking.md)")
     generation: GenerationTrace | None = None
 
 
@@ -283,6 +285,21 @@ class MentioningChunk(_Open):
     page: int | None = None
     section_path: str | None = None
     text: str | None = None
+
+
+class RelationEvidenceOut(_Open):
+    type: str = Field(description="the relation type (CO_OCCURS: named in one chunk)")
+    chunk_id: str
+    weight: float
+
+
+class RelationDetail(_Open):
+    a: str
+    b: str
+    weight: float = Field(description="summed weight of every relation between the two, either direction")
+    relations: list[RelationEvidenceOut] = Field(description="one per (type, evidencing chunk), heaviest first")
+    chunks: list[MentioningChunk] = Field(description="the evidencing chunks with their text (count: how many of "
+                                                      "the relations each evidences)")
 
 
 class EntityDetail(_Open):

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Annotated, Any, Literal, get_args
 
 from flask import request
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 from kgrag.asking import MAX_ANSWER_CHARS, MAX_CITED, AskRequest
+from kgrag.config import Settings
+from kgrag.request_options import check_options
 from kgrag.retrieve.llm_rewrites import REWRITES
 from kgrag.retrieve.recency import Recency
 from kgrag.retrieve.types import PATHS
@@ -94,8 +97,20 @@ class RetrieveRequest(BaseModel):
             raise ValueError("send either history or conversation_id, not both")
         return self
 
+    def option_warnings(self, settings: Settings) -> list[str]:
+        """The trace's warnings for options this server runs degraded; raises
+        ``UnavailableOption`` (a 400) for one it cannot honour (``kgrag.request_options``).
+        ``rerank`` counts only when sent: its default means "when a reranker is configured"."""
+        return check_options(settings, rerank=self.rerank if "rerank" in self.model_fields_set else None,
+                             iterate=self.iterate, iterate_driver=self.iterate_driver, rewrite=self.rewrite)
+
     def mode_tuple(self) -> tuple[str, ...] | None:
         return None if self.modes is None else tuple(dict.fromkeys(self.modes))
+
+    def checked_ask(self, settings: Settings) -> AskRequest:
+        """``ask()`` with this server's warnings for the options it runs degraded; raises
+        ``UnavailableOption`` (a 400) for one it cannot honour."""
+        return replace(self.ask(), warnings=tuple(self.option_warnings(settings)))
 
     def ask(self) -> AskRequest:
         """The request as the asking seam takes it (``kgrag.asking``)."""

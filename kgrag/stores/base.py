@@ -178,6 +178,10 @@ class GraphReader(Protocol):
     def relation_weight(self, a: str, b: str) -> float:
         """Summed weight of the relations between a and b (either direction), 0 when none."""
 
+    def relation_evidence(self, a: str, b: str, limit: int = 50) -> list[tuple[str, str, float]]:
+        """(relation type, evidencing chunk id, weight) of the relations between a and b (either
+        direction), heaviest first: what the graph explorer shows for an edge."""
+
     def chunk_entities(self, chunk_ids: Sequence[str]) -> dict[str, list[str]]:
         """chunk id → entity keys mentioned in it."""
 

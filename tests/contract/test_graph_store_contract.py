@@ -130,6 +130,12 @@ def test_relation_weights_accumulate_across_chunks_and_directions(two_docs):
     assert two_docs.stats()["relations"] == 3
 
 
+def test_relation_evidence_lists_each_evidencing_chunk_heaviest_first(two_docs):
+    assert two_docs.relation_evidence("lca", "tree") == [(CO, "A#1", 2.0), (CO, "A#0", 1.0), (CO, "B#0", 0.5)]
+    assert two_docs.relation_evidence("tree", "lca", limit=1) == [(CO, "A#1", 2.0)]
+    assert two_docs.relation_evidence("dfs", "bfs") == []
+
+
 def test_mentions_and_chunk_entities(two_docs):
     assert two_docs.mentions_of(["lca", "bfs"]) == {"lca": [("A#0", 2), ("B#0", 1)], "bfs": [("B#0", 3)]}
     assert two_docs.entity_chunk_counts(["tree", "lca", "dfs"]) == {"tree": 3, "lca": 2, "dfs": 1}

@@ -242,3 +242,23 @@ def test_a_thread_keeps_earlier_turns_sends_them_as_history_and_new_conversation
     assert "history" not in json.loads(info.value.request.post_data)
     wait_answer(page)
     assert not [c for c in page.kgrag_console if c.startswith(("error", "pageerror"))], page.kgrag_console
+
+
+def test_the_page_shows_the_warnings_of_options_run_degraded(page, live_server):
+    """The page sends no LLM options itself: the request is given one on its way, and the real
+    server's warning must reach the screen."""
+    def with_llm_driver(route):
+        body = json.loads(route.request.post_data)
+        route.continue_(post_data=json.dumps({**body, "iterate_driver": "llm"}))
+
+    open_page(page, live_server)
+    page.route("**/v1/query", with_llm_driver)
+    ask(page, LCA_QUESTION)
+    wait_answer(page)
+    warnings = page.locator("#warnings")
+    assert warnings.is_visible()
+    assert "iterate_driver 'llm' needs an LLM" in warnings.inner_text() and "KGRAG_LLM__MODEL" in warnings.inner_text()
+    page.unroute("**/v1/query")
+    ask(page, LCA_QUESTION)  # a request without it: no warning left on screen
+    wait_answer(page)
+    assert warnings.is_hidden()

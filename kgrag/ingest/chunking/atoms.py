@@ -52,8 +52,9 @@ class Atom:
 def _newline_strength(run: str, fmt: str) -> int:
     if run.count("\n") >= 2:
         return PARA
-    # In a PDF a single line break is page layout, not meaning: weaker than a sentence end.
-    return CLAUSE if fmt == "pdf" else LINE
+    # A PDF's wrapped lines are joined into paragraphs by its loader: a line break left is a
+    # table row's end, as in any Markdown text.
+    return LINE
 
 
 def _split(text: str, whole: Atom, found: dict[int, int]) -> list[Atom]:

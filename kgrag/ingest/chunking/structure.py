@@ -29,9 +29,9 @@ def heading_strength(level: int) -> int:
     return STRUCTURAL + 7 - level  # h1 = 16 … h6 = 11
 
 
-# Formats whose loaded text is Markdown (the loaders rewrite HTML, Word, PowerPoint and Jupyter
-# notebooks as Markdown).
-MARKDOWN_FORMATS = frozenset({"md", "html", "docx", "pptx", "ipynb"})
+# Formats whose loaded text is Markdown (the loaders rewrite HTML, Word, PowerPoint, PDF and
+# Jupyter notebooks as Markdown).
+MARKDOWN_FORMATS = frozenset({"md", "html", "docx", "pptx", "pdf", "ipynb"})
 
 RegionKind = Literal["prose", "code", "fence", "heading"]
 

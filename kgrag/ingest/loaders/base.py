@@ -22,8 +22,24 @@ class LoadError(InputError):
         super().__init__(f"{self.path}: {reason}")
 
 
-def document_id(path: Path) -> str:
-    """The path relative to the working directory when the file is under it, else absolute (POSIX)."""
+def document_id(path: Path, root: Path | None = None) -> str:
+    """A file's document id: its path relative to ``root`` (the folder or glob root it was
+    ingested through, or ``--root``) when it lies under it, else its absolute path (POSIX).
+    Never relative to the working directory: the same file ingested from anywhere is one
+    document."""
+    absolute = Path(os.path.abspath(path))
+    if root is not None:
+        try:
+            return absolute.relative_to(os.path.abspath(root)).as_posix()
+        except ValueError:
+            pass
+    return absolute.as_posix()
+
+
+def legacy_document_id(path: Path) -> str:
+    """The id kgrag gave a file before ids were rooted (relative to the working directory when
+    under it, else absolute): an ingest finds and replaces such documents
+    (``kgrag.ingest.job``)."""
     absolute = Path(os.path.abspath(path))
     try:
         return absolute.relative_to(os.getcwd()).as_posix()
@@ -99,15 +115,17 @@ def check_readable(path: Path) -> None:
 
 
 def file_document(
-    path: Path, title: str, text: str, fmt: str, *, hash_extra: tuple[str, ...] = (), **fields: Any
+    path: Path, file_id: str | None, title: str, text: str, fmt: str, *, hash_extra: tuple[str, ...] = (),
+    **fields: Any,
 ) -> Document:
     """One Document for one whole file; refuses a file with no text at all.
 
-    ``hash_extra``: anything besides title and text that changes the chunks (PDF page starts).
+    ``file_id``: its id (``document_id``; None: its absolute path). ``hash_extra``: anything
+    besides title and text that changes the chunks (PDF page starts).
     """
     if not text.strip():
         raise LoadError(path, "no text (empty file)")
-    doc_id = document_id(path)
+    doc_id = file_id or document_id(path)
     return Document(
         id=doc_id,
         source=doc_id,
@@ -122,7 +140,8 @@ def file_document(
 PAGE_SEPARATOR = "\n\n"
 
 
-def paged_document(path: Path, title: str, pages: Sequence[tuple[int, str]], fmt: str) -> Document:
+def paged_document(path: Path, file_id: str | None, title: str, pages: Sequence[tuple[int, str]],
+                   fmt: str) -> Document:
     """One Document of numbered pages ((page number, text): a PDF's pages, a deck's slides),
     joined by ``PAGE_SEPARATOR``, each page's start offset kept so chunks know their page."""
     starts: list[tuple[int, int]] = []
@@ -132,4 +151,4 @@ def paged_document(path: Path, title: str, pages: Sequence[tuple[int, str]], fmt
         offset += len(text) + len(PAGE_SEPARATOR)
     text = PAGE_SEPARATOR.join(text for _, text in pages)
     # Page starts change the chunks' page numbers, so they are part of the content hash.
-    return file_document(path, title, text, fmt, pages=starts, hash_extra=(repr(starts),))
+    return file_document(path, file_id, title, text, fmt, pages=starts, hash_extra=(repr(starts),))

@@ -187,7 +187,7 @@ def html_to_markdown(soup: BeautifulSoup) -> str:
     return "\n\n".join(writer.blocks)
 
 
-def load_html(path: Path) -> list[Document]:
+def load_html(path: Path, file_id: str | None = None) -> list[Document]:
     # Bytes, not str: BeautifulSoup honours <meta charset> and sniffs the encoding itself.
     soup = BeautifulSoup(read_bytes(path), "lxml")
     title_tag = soup.find("title")
@@ -195,4 +195,4 @@ def load_html(path: Path) -> list[Document]:
     if not title:
         h1 = soup.find("h1")
         title = (_plain(h1) if isinstance(h1, Tag) else "") or path.stem
-    return [file_document(path, title, html_to_markdown(soup), "html")]
+    return [file_document(path, file_id, title, html_to_markdown(soup), "html")]

@@ -23,7 +23,7 @@ from kgrag.types import Document
 _PEOPLE = ("From", "To", "Cc")
 
 
-def load_eml(path: Path) -> list[Document]:
+def load_eml(path: Path, file_id: str | None = None) -> list[Document]:
     data = read_bytes(path)
     message = email.message_from_bytes(data, policy=email.policy.default)
     if not isinstance(message, EmailMessage) or not (message.keys() or message.get_payload()):
@@ -38,7 +38,7 @@ def load_eml(path: Path) -> list[Document]:
     metadata = {}
     if (sent := _sent(message)) is not None:
         metadata["date"] = sent
-    return [file_document(path, subject or path.stem, text, "eml", metadata=metadata)]
+    return [file_document(path, file_id, subject or path.stem, text, "eml", metadata=metadata)]
 
 
 def _body(message: EmailMessage) -> str:

@@ -13,7 +13,7 @@ from kgrag.text.markdown_tables import with_outer_pipes
 from kgrag.types import Document
 
 
-def load_ipynb(path: Path) -> list[Document]:
+def load_ipynb(path: Path, file_id: str | None = None) -> list[Document]:
     try:
         notebook = json.loads(decode_text(path, read_bytes(path)))
     except json.JSONDecodeError as e:
@@ -37,7 +37,7 @@ def load_ipynb(path: Path) -> list[Document]:
             blocks.append(with_outer_pipes(text, outline(text).fences))
     text = "\n\n".join(blocks)
     headings = outline(text).headings
-    return [file_document(path, headings[0].title if headings else path.stem, text, "ipynb",
+    return [file_document(path, file_id, headings[0].title if headings else path.stem, text, "ipynb",
                           metadata={"language": language} if language else {})]
 
 

@@ -54,7 +54,7 @@ class _Header:
         return cls(names, _column(names, _ID_COLUMNS), _column(names, _TITLE_COLUMNS))
 
 
-def _record(path: Path, header: _Header, values: list[str], default_id: str, seen: dict[str, int], where: int,
+def _record(path: Path, source: str, header: _Header, values: list[str], default_id: str, seen: dict[str, int], where: int,
             fmt: str, metadata: dict) -> Document:
     """One row as a Document: its cells as "column: value" lines (blanks left out, a short row's
     missing cells blank), its id and title from an ``id`` / ``title`` or ``name`` column when
@@ -65,11 +65,11 @@ def _record(path: Path, header: _Header, values: list[str], default_id: str, see
     _check_unique(path, seen, doc_id, where, "row")
     title = (row.get(title_col) if title_col else "") or ""
     body = "\n".join(f"{col}: {value}" for col, value in row.items() if value)
-    return Document(id=doc_id, source=document_id(path), title=title, text=body, hash=content_hash(title, body),
+    return Document(id=doc_id, source=source, title=title, text=body, hash=content_hash(title, body),
                     format=fmt, metadata=metadata)
 
 
-def load_xlsx(path: Path) -> list[Document]:
+def load_xlsx(path: Path, file_id: str | None = None) -> list[Document]:
     """An Excel workbook: on each sheet, the first non-empty row is the header and every
     further non-empty row a record, as a CSV's (ids ``<file>#<sheet>#row<n>`` unless an ``id``
     column gives one). Cells are read as last computed (a formula's value), dates as ISO dates,
@@ -84,7 +84,7 @@ def load_xlsx(path: Path) -> list[Document]:
         workbook = load_workbook(path, read_only=True, data_only=True)
     except (InvalidFileException, zipfile.BadZipFile, KeyError, ValueError, OSError) as e:
         raise LoadError(path, f"not a valid .xlsx workbook: {e or type(e).__name__}") from None
-    file_id = document_id(path)
+    file_id = file_id or document_id(path)
     docs: list[Document] = []
     seen: dict[str, int] = {}
     try:
@@ -101,7 +101,7 @@ def load_xlsx(path: Path) -> list[Document]:
                     header = _Header.of([v.strip() or f"column {i + 1}" for i, v in enumerate(values)])
                     continue
                 row_no += 1
-                docs.append(_record(path, header, values, f"{file_id}#{sheet.title}#row{row_no}", seen,
+                docs.append(_record(path, file_id, header, values, f"{file_id}#{sheet.title}#row{row_no}", seen,
                                     len(docs) + 1, "xlsx", {"sheet": sheet.title, "row": row_no}))
     finally:
         workbook.close()
@@ -122,7 +122,7 @@ def _cell_text(value: object) -> str:
     return str(value)
 
 
-def load_csv(path: Path) -> list[Document]:
+def load_csv(path: Path, file_id: str | None = None) -> list[Document]:
     text = decode_text(path, read_bytes(path))
     try:
         dialect: type[csv.Dialect] | csv.Dialect = csv.Sniffer().sniff(text[:8192], delimiters=",;\t|")
@@ -136,7 +136,7 @@ def load_csv(path: Path) -> list[Document]:
     except csv.Error as e:
         raise LoadError(path, f"malformed CSV on line 1: {e}") from None
     columns = _Header.of(header)
-    file_id = document_id(path)
+    file_id = file_id or document_id(path)
     docs: list[Document] = []
     seen: dict[str, int] = {}
     row_no = 0
@@ -149,7 +149,7 @@ def load_csv(path: Path) -> list[Document]:
                 raise LoadError(
                     path, f"line {reader.line_num}: {len(values)} fields but the header has {len(header)}"
                 )
-            docs.append(_record(path, columns, values, f"{file_id}#row{row_no}", seen, row_no, "csv", {"row": row_no}))
+            docs.append(_record(path, file_id, columns, values, f"{file_id}#row{row_no}", seen, row_no, "csv", {"row": row_no}))
     except csv.Error as e:
         raise LoadError(path, f"malformed CSV on line {reader.line_num}: {e}") from None
     if not docs:
@@ -157,10 +157,10 @@ def load_csv(path: Path) -> list[Document]:
     return docs
 
 
-def load_jsonl(path: Path) -> list[Document]:
+def load_jsonl(path: Path, file_id: str | None = None) -> list[Document]:
     """The bench layout: one ``{"id", "title", "text"}`` object a line; other keys go to metadata."""
     text = decode_text(path, read_bytes(path))
-    file_id = document_id(path)
+    file_id = file_id or document_id(path)
     docs: list[Document] = []
     seen: dict[str, int] = {}
     for line_no, line in enumerate(text.split("\n"), start=1):

@@ -22,7 +22,7 @@ if TYPE_CHECKING:  # python-pptx is imported when a .pptx is loaded
     from pptx.slide import Slide
 
 
-def load_pptx(path: Path) -> list[Document]:
+def load_pptx(path: Path, file_id: str | None = None) -> list[Document]:
     from pptx import Presentation
     from pptx.exc import PackageNotFoundError
 
@@ -43,7 +43,7 @@ def load_pptx(path: Path) -> list[Document]:
     if not slides:
         raise LoadError(path, "no text on any slide")
     title = (deck.core_properties.title or "").strip() or first_title or path.stem
-    return [paged_document(path, title, slides, "pptx")]
+    return [paged_document(path, file_id, title, slides, "pptx")]
 
 
 def _title(slide: Slide) -> str:

@@ -35,12 +35,12 @@ CODE_LANGUAGES: dict[str, str] = {
 }
 
 
-def load_text(path: Path) -> list[Document]:
+def load_text(path: Path, file_id: str | None = None) -> list[Document]:
     text = decode_text(path, read_bytes(path))
-    return [file_document(path, path.stem, text, "txt")]
+    return [file_document(path, file_id, path.stem, text, "txt")]
 
 
-def load_markdown(path: Path) -> list[Document]:
+def load_markdown(path: Path, file_id: str | None = None) -> list[Document]:
     # Tables embedded as HTML, or written without outer pipes, become the piped Markdown tables
     # every reader of tables reads.
     text = decode_text(path, read_bytes(path))
@@ -50,10 +50,10 @@ def load_markdown(path: Path) -> list[Document]:
     text = with_outer_pipes(text, structure.fences)
     headings = structure.headings
     title = headings[0].title if headings else path.stem
-    return [file_document(path, title, text, "md", front_matter=front_matter(text))]
+    return [file_document(path, file_id, title, text, "md", front_matter=front_matter(text))]
 
 
-def load_code(path: Path) -> list[Document]:
+def load_code(path: Path, file_id: str | None = None) -> list[Document]:
     text = decode_text(path, read_bytes(path))
     language = CODE_LANGUAGES[path.suffix.lower()]
-    return [file_document(path, path.name, text, "code", metadata={"language": language})]
+    return [file_document(path, file_id, path.name, text, "code", metadata={"language": language})]

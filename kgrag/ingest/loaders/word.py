@@ -113,7 +113,7 @@ def _is_header(row: _Row) -> bool:
     return bool(runs) and all(run.bold or (run.style is not None and run.style.font.bold) for run in runs)
 
 
-def load_docx(path: Path) -> list[Document]:
+def load_docx(path: Path, file_id: str | None = None) -> list[Document]:
     import docx
     from docx.opc.exceptions import PackageNotFoundError
     from docx.table import Table
@@ -135,4 +135,4 @@ def load_docx(path: Path) -> list[Document]:
         if block.strip("#- "):
             blocks.append(block)
     title = (document.core_properties.title or "").strip() or first_heading or path.stem
-    return [file_document(path, title, "\n\n".join(blocks), "docx")]
+    return [file_document(path, file_id, title, "\n\n".join(blocks), "docx")]

@@ -12,7 +12,7 @@ from pathlib import Path
 from flask import Blueprint, current_app, jsonify, request
 
 from kgrag.ingest.loaders import SUPPORTED_SUFFIXES, LoadError, load
-from kgrag.ingest.loaders.base import content_hash, document_id
+from kgrag.ingest.loaders.base import content_hash
 from kgrag.server.auth import require_admin
 from kgrag.server.errors import ApiError, redact_paths
 from kgrag.server.request_log import request_id
@@ -150,13 +150,11 @@ class _Uploads:
         storage.save(path)
         self.names.append(name)
         try:
-            loaded = load(path)
+            loaded = load(path, f"uploads/{name}")  # a row of a table file: uploads/<name>#row<n>
         except LoadError as exc:
             failed.append({"path": name, "reason": redact_paths(exc.reason)})
             return []
         for doc in loaded:
-            if doc.id == document_id(path):  # a whole-file document: name it by its upload
-                doc.id = f"uploads/{name}"
             doc.source = f"uploads/{name}"
         return loaded
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from flask import Blueprint, current_app, jsonify
 
 from kgrag.server.errors import ApiError
-from kgrag.server.params import EntityParams, EntitySearchParams, query_params
+from kgrag.server.params import EntityParams, EntitySearchParams, RelationParams, query_params
 
 bp = Blueprint("entities", __name__)
 
@@ -48,6 +48,26 @@ def get_entity(key: str):
         "curated": entity.curated, "mention_chunks": len(mentions), "hops": hops,
         "neighbours": _neighbours(graph, key, hops, limit),
         "chunks": _chunks(mentions[:limit]),
+    })
+
+
+@bp.get("/v1/relations")
+def get_relation():
+    """An edge of the graph explorer's drawing: the relations between ``a`` and ``b`` (either
+    direction) and the chunks that evidence them, heaviest first."""
+    params = query_params(RelationParams)
+    graph = _graph()
+    for key in (params.a, params.b):
+        if graph.get_entity(key) is None:
+            raise ApiError(404, "not_found", f"no entity with key {key!r}")
+    evidence = graph.relation_evidence(params.a, params.b, params.limit)
+    relations_in: dict[str, int] = {}  # chunk id -> how many of the relations it evidences
+    for _, chunk_id, _ in evidence:
+        relations_in[chunk_id] = relations_in.get(chunk_id, 0) + 1
+    return jsonify({
+        "a": params.a, "b": params.b, "weight": graph.relation_weight(params.a, params.b),
+        "relations": [{"type": t, "chunk_id": c, "weight": w} for t, c, w in evidence],
+        "chunks": _chunks(list(relations_in.items())),
     })
 
 

@@ -35,7 +35,7 @@ def _observed(result: RetrievalResult) -> None:
 def retrieve():
     req = RetrieveRequest.model_validate(json_body())
     try:
-        asked = _asking().retrieve_only(req.ask())
+        asked = _asking().retrieve_only(req.checked_ask(current_app.config["KGRAG_SETTINGS"]))
     except RetrievalError as exc:
         raise ApiError(400, "invalid_request", str(exc)) from exc
     _observed(asked.result)
@@ -49,9 +49,9 @@ def query():
     metrics = current_app.config["KGRAG_METRICS"]
     try:
         if req.stream:
-            streamed = _asking().stream(req.ask())
+            streamed = _asking().stream(req.checked_ask(current_app.config["KGRAG_SETTINGS"]))
         else:
-            asked = _asking().ask(req.ask())
+            asked = _asking().ask(req.checked_ask(current_app.config["KGRAG_SETTINGS"]))
     except RetrievalError as exc:
         raise ApiError(400, "invalid_request", str(exc)) from exc
     if req.stream:

@@ -193,6 +193,11 @@ class Neo4jGraphStore:
         rows = self._run.read("read relation weight", lambda tx: self._run.rows(tx, "relation_weight", a=a, b=b))
         return float(rows[0]["weight"]) if rows else 0.0
 
+    def relation_evidence(self, a: str, b: str, limit: int = 50) -> list[tuple[str, str, float]]:
+        rows = self._run.read("read relation evidence",
+                              lambda tx: self._run.rows(tx, "relation_evidence", a=a, b=b, limit=limit))
+        return [(str(r["type"]), str(r["chunk_id"]), float(r["weight"])) for r in rows]
+
     # -- export ----------------------------------------------------------------------------
     def export_document(self, doc_id: str) -> DocumentContent | None:
         def work(tx) -> DocumentContent | None:

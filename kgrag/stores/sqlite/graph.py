@@ -295,6 +295,16 @@ class SqliteGraphStore:
                 (a, b, b, a),
             ).fetchone()[0]
 
+    def relation_evidence(self, a: str, b: str, limit: int = 50) -> list[tuple[str, str, float]]:
+        with self._db.read("read relation evidence") as conn:
+            rows = conn.execute(
+                "SELECT type, chunk_id, sum(weight) AS w FROM relation_evidence "
+                "WHERE (source_key = ? AND target_key = ?) OR (source_key = ? AND target_key = ?) "
+                "GROUP BY type, chunk_id ORDER BY w DESC, chunk_id, type LIMIT ?",
+                (a, b, b, a, limit),
+            ).fetchall()
+        return [(str(t), str(c), float(w)) for t, c, w in rows]
+
     # -- export ----------------------------------------------------------------------------
     def export_document(self, doc_id: str) -> DocumentContent | None:
         """One read transaction, so the parts agree even while another process writes."""

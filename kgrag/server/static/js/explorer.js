@@ -7,6 +7,7 @@ import {$, clear, el, joinParts} from "./dom.js";
 import {t} from "./i18n.js";
 import {pathChain} from "./trace.js";
 import {highlighted, whereOf} from "./answer.js";
+import {drawNeighbourhood, legendItems} from "./graph.js";
 
 const HOPS = 2;
 const LIMIT = 20;
@@ -78,10 +79,34 @@ export function createExplorer() {
     view.append(el("h3", {}, entity.name, entity.curated ? el("span", {class: "badge"}, t("curated")) : null),
       el("div", {class: "meta"}, joinParts([entity.type, entity.key, t("mentioned_in", {count: entity.mention_chunks})])));
     view.append(el("h4", {}, t("aliases")), el("ul", {class: "chips aliases"}, entity.aliases.map((a) => el("li", {}, a))));
-    view.append(el("h4", {}, t("neighbours")), neighbourList(entity.neighbours));
+    view.append(el("h4", {}, t("neighbours")));
+    if (entity.neighbours.length) {
+      const drawing = el("div", {id: "entity-graph", class: "entity-graph", role: "img",
+                                 "aria-label": t("graph_label", {name: entity.name})});
+      const evidence = el("div", {id: "edge-evidence", class: "edge-evidence", hidden: true});
+      view.append(drawing, el("ul", {class: "legend"}, legendItems(entity).map(({type, colour}) =>
+        el("li", {}, el("span", {class: "swatch", style: `background:${colour}`}), type))),
+        el("p", {class: "meta"}, t("graph_hint")), evidence);
+      view.hidden = false; // drawn into a visible box, so it has a size
+      drawNeighbourhood(drawing, entity, {onNode: (key) => openEntity(key), onEdge: (a, b) => openEdge(evidence, a, b)});
+    }
+    view.append(neighbourList(entity.neighbours));
     view.append(el("h4", {}, t("chunks_count", {count: entity.chunks.length})),
       el("ul", {class: "entity-chunks"}, entity.chunks.map(chunkItem)));
     view.hidden = false;
+  }
+
+  /** The chunks that evidence the edge a–b, under the drawing. */
+  async function openEdge(box, a, b) {
+    const edge = await run(() => getJson(`/v1/relations?a=${encodeURIComponent(a.key)}&b=${encodeURIComponent(b.key)}&limit=${LIMIT}`));
+    if (!edge) return;
+    clear(box);
+    box.dataset.edge = `${a.key}\u0000${b.key}`;
+    box.append(el("h4", {}, t("edge_title", {a: a.name, b: b.name})),
+      el("div", {class: "meta"}, joinParts([t("weight", {w: Number(edge.weight.toFixed(2))}),
+        [...new Set(edge.relations.map((r) => r.type))].join(", ")])),
+      el("ul", {class: "entity-chunks"}, edge.chunks.map(chunkItem)));
+    box.hidden = false;
   }
 
   function neighbourList(neighbours) {

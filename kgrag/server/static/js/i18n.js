@@ -48,7 +48,8 @@ const TEXT = {
     type_name: "Type a name first.",
     aliases: "aliases", neighbours: "neighbours", hop1: "1 hop", hop2: "2 hops", via: "via {list}",
     weight: "weight {w}", mentioned_in: "mentioned in {count} chunk(s)", no_neighbours: "no neighbours",
-    curated: "curated", path_title: "Graph path that led to a hit", chunks_count: "{count} chunk(s)",
+    curated: "curated", graph_label: "Neighbourhood of {name}", graph_hint: "Click an entity to open it, a line for the chunks that connect the two.",
+    edge_title: "{a} — {b}: the chunks that connect them", path_title: "Graph path that led to a hit", chunks_count: "{count} chunk(s)",
     mentions: "{count}×",
   },
   zh: {
@@ -98,7 +99,8 @@ const TEXT = {
     type_name: "请先输入名称。",
     aliases: "别名", neighbours: "相邻实体", hop1: "一跳", hop2: "两跳", via: "经由 {list}",
     weight: "权重 {w}", mentioned_in: "出现在 {count} 个文本块中", no_neighbours: "没有相邻实体",
-    curated: "人工维护", path_title: "引出该结果的图谱路径", chunks_count: "{count} 个文本块",
+    curated: "人工维护", graph_label: "{name} 的相邻实体图", graph_hint: "点击实体打开它，点击连线查看连接两者的文本块。",
+    edge_title: "{a} — {b}：连接两者的文本块", path_title: "引出该结果的图谱路径", chunks_count: "{count} 个文本块",
     mentions: "{count} 次",
   },
 };

@@ -2,7 +2,7 @@
 // answer), sources, trace, feedback and the graph explorer.
 
 import {streamQuery} from "./api.js";
-import {$, $$, clear} from "./dom.js";
+import {$, $$, clear, el} from "./dom.js";
 import {t, translatePage} from "./i18n.js";
 import {citationOrder, openSource, renderAnswerText, renderFlags, renderSources} from "./answer.js";
 import {renderTrace} from "./trace.js";
@@ -42,7 +42,8 @@ function setBusy(busy, text = "") {
 function clearResult() {
   $("#error").hidden = true;
   $("#result").hidden = true;
-  for (const id of ["#answer", "#flags", "#sources", "#trace", "#feedback"]) clear($(id));
+  for (const id of ["#answer", "#flags", "#warnings", "#sources", "#trace", "#feedback"]) clear($(id));
+  $("#warnings").hidden = true;
   $("#answer").className = "answer";
 }
 
@@ -86,7 +87,16 @@ function onRetrieval(retrieval) {
   $("#result").hidden = false;
   $("#answer").classList.add("streaming");
   $("#status").textContent = t("writing");
+  renderWarnings(retrieval.trace?.warnings ?? []);
   renderTrace($("#trace"), retrieval, null, explorer);
+}
+
+/** Options the server ran degraded (kgrag/request_options.py), each naming the missing setting. */
+function renderWarnings(warnings) {
+  const list = $("#warnings");
+  clear(list);
+  for (const w of warnings) list.append(el("li", {}, w));
+  list.hidden = !warnings.length;
 }
 
 function onToken(text) {
