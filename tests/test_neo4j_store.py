@@ -15,7 +15,7 @@ from kgrag.stores.neo4j.cypher_loader import DEFAULT_CYPHER_DIR, CypherLoader
 from kgrag.stores.neo4j.graph import Neo4jGraphStore
 from kgrag.testing.arcadedb import free_port
 from kgrag.types import Chunk, Document, Entity, Mention, Relation
-from tests.neo4j_servers import arcadedb_server, docker_server, env_server, fresh_store
+from tests.neo4j_servers import arcadedb_server, docker_server, env_server, fresh_store, neo4j_server
 
 STORE_DIR = Path(__file__).resolve().parents[1] / "kgrag" / "stores" / "neo4j"
 STORE_MODULES = sorted(p.name for p in STORE_DIR.glob("*.py"))
@@ -80,6 +80,7 @@ def test_unreachable_server_is_a_store_error_naming_it():
 
 # -- against a server -------------------------------------------------------------------------
 SERVERS = [
+    pytest.param(neo4j_server, id="neo4j", marks=pytest.mark.neo4j),
     pytest.param(arcadedb_server, id="arcadedb", marks=pytest.mark.arcadedb),
     pytest.param(docker_server, id="docker", marks=pytest.mark.docker),
     pytest.param(env_server, id="env"),
@@ -131,11 +132,16 @@ def test_every_node_has_a_readable_caption_and_the_design_model(store):
     assert (related["type"], related["weight"], related["chunk_id"]) == ("CO_OCCURS", 1.0, "doc/1#c0")
 
 
-def test_browser_guide_queries_run_with_their_parameters(store):
-    _write_small(store)
+def guide_queries() -> list[str]:
+    """The saved queries of cypher/browser-guide.cypher, comments left out."""
     text = (DEFAULT_CYPHER_DIR / "browser-guide.cypher").read_text()
     body = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("//"))
-    queries = [q.strip() for q in body.split(";") if q.strip()]
+    return [q.strip() for q in body.split(";") if q.strip()]
+
+
+def test_browser_guide_queries_run_with_their_parameters(store):
+    _write_small(store)
+    queries = guide_queries()
     assert len(queries) == 9
     params = {"key": "lca", "alias": "lowest common ancestor", "doc_id": "doc/1", "limit": 25}
     results = []
@@ -177,18 +183,48 @@ def test_an_invalid_document_is_refused_before_any_write(store):
     assert store.stats()["documents"] == 0
 
 
-@pytest.mark.arcadedb
-def test_factory_builds_the_neo4j_store_from_settings(tmp_path):
+@pytest.mark.parametrize(("server", "dialect"), [
+    pytest.param(neo4j_server, None, id="neo4j", marks=pytest.mark.neo4j),
+    pytest.param(arcadedb_server, "arcadedb", id="arcadedb", marks=pytest.mark.arcadedb),
+])
+def test_factory_builds_the_neo4j_store_from_settings(tmp_path, server, dialect):
     from kgrag.config import Settings
     from kgrag.stores.factory import build_graph_store
 
-    server = arcadedb_server().settings("store_tests")
-    built = build_graph_store(Settings(data_dir=tmp_path, graph_store="neo4j", neo4j=server.model_dump()))
+    settings = server().settings("store_tests")
+    built = build_graph_store(Settings(data_dir=tmp_path, graph_store="neo4j", neo4j=settings.model_dump()))
     try:
-        assert isinstance(built, Neo4jGraphStore) and built.dialect == "arcadedb"
+        assert isinstance(built, Neo4jGraphStore) and built.dialect == dialect
         assert set(built.stats()) == {"documents", "chunks", "entities", "aliases", "mentions", "relations"}
     finally:
         built.close()
+
+
+# Notification categories that mean a statement must change: deprecated (gone in the next
+# Cypher version), a plan that cannot scale, a hint or feature the server ignores.
+_MUST_CHANGE = {"DEPRECATION", "PERFORMANCE", "HINT", "UNSUPPORTED"}
+
+
+@pytest.mark.neo4j
+def test_every_statement_compiles_on_neo4j_without_a_deprecation_or_performance_warning():
+    from tests.neo4j_servers import WIPE_STATEMENTS
+
+    with fresh_store(neo4j_server(), "store_tests") as store:
+        _write_small(store)
+        loader = CypherLoader()
+        names = sorted(p.stem for p in DEFAULT_CYPHER_DIR.glob("*.cypher"))
+        statements = {n: loader.statement(n) for n in names if n not in ("browser-guide", "schema", "schema_fulltext")}
+        statements |= {f"browser-guide #{i + 1}": q for i, q in enumerate(guide_queries())}
+        statements |= {f"test wipe #{i + 1}": q for i, q in enumerate(WIPE_STATEMENTS)}
+        found = {}
+        with _session(store) as session:
+            for name, statement in statements.items():
+                notes = session.run("EXPLAIN " + statement).consume().gql_status_objects
+                bad = [f"{n.gql_status}: {n.status_description}" for n in notes
+                       if n.is_notification and n.raw_classification in _MUST_CHANGE]
+                if bad:
+                    found[name] = bad
+    assert len(statements) > 60 and found == {}
 
 
 # Statements on hot paths that must find their start by an index, never by a scan (ArcadeDB
