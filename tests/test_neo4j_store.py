@@ -158,6 +158,20 @@ def test_browser_guide_queries_run_with_their_parameters(store):
     assert [(r["id"], r["chunks"]) for r in results[6]] == [("doc/1", 1)]
 
 
+def test_a_label_the_graph_does_not_hold_yet_logs_no_warning(store, caplog):
+    """Neo4j warns about every label, type or property its database has never held (an empty
+    database; AuditEntry before the first alias change): normal for kgrag, so the store asks the
+    server not to send those notifications, and the driver logs none."""
+    import logging
+
+    with caplog.at_level(logging.INFO, logger="neo4j.notifications"):
+        summary = store._run.read("probe", lambda tx: tx.run(
+            "MATCH (n:KgragNeverUsedLabel {kgrag_never_used_key: 1})-[:KGRAG_NEVER_USED]->() RETURN n").consume())
+        assert store.stats()["documents"] == 0
+    unrecognized = [n for n in summary.gql_status_objects if n.is_notification and n.raw_classification == "UNRECOGNIZED"]
+    assert unrecognized == [] and [r.getMessage() for r in caplog.records if r.name == "neo4j.notifications"] == []
+
+
 def test_stores_share_one_driver_per_server(store):
     other = Neo4jGraphStore(store._run.settings)
     try:

@@ -262,6 +262,7 @@ def _config(bolt_port: int, http_port: int, pagecache: str) -> str:
         f"server.memory.pagecache.size={pagecache}",
         "dbms.security.auth_enabled=true",
         "dbms.usage_report.enabled=false",
+        "client.allow_telemetry=false",
         "",
     ])
 
