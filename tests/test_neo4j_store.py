@@ -172,6 +172,24 @@ def test_a_label_the_graph_does_not_hold_yet_logs_no_warning(store, caplog):
     assert unrecognized == [] and [r.getMessage() for r in caplog.records if r.name == "neo4j.notifications"] == []
 
 
+def test_mentions_per_key_are_cut_in_the_server(store, monkeypatch):
+    """Retrieval reads 50 mentions of each reached entity; a hub has thousands, and carrying them
+    all over Bolt, a record each, to drop them in Python made the graph path slow."""
+    doc = Document(id="d", source="d.md", hash="h")
+    chunks = [Chunk(id=f"d#c{i}", doc_id="d", text=f"hub text {i}", ordinal=i) for i in range(6)]
+    store.write_document(doc, chunks, [Entity("hub", "Hub"), Entity("leaf", "Leaf")],
+                         [Mention("hub", c.id, count=1 + i % 3) for i, c in enumerate(chunks)]
+                         + [Mention("leaf", "d#c0")], [])
+    received: list[int] = []
+    rows = store._run.rows
+    monkeypatch.setattr(store._run, "rows", lambda tx, name, **p: received.append(len(out := rows(tx, name, **p))) or out)
+    assert store.mentions_of(["hub", "leaf", "nobody"], per_key=2) == {
+        "hub": [("d#c2", 3), ("d#c5", 3)], "leaf": [("d#c0", 1)]}
+    assert received == [2]  # one list of at most two mentions per key: nothing cut in Python
+    assert store.mentions_of(["hub"], per_key=0) == {} and received == [2]
+    assert len(store.mentions_of(["hub"])["hub"]) == 6
+
+
 def test_stores_share_one_driver_per_server(store):
     other = Neo4jGraphStore(store._run.settings)
     try:
@@ -252,6 +270,7 @@ INDEXED = {
     "entities_get": {"keys": ["k"]},
     "aliases_lookup": {"aliases": ["a"]},
     "mentions_of": {"keys": ["k"]},
+    "mentions_top": {"keys": ["k"], "per_key": 50},
     "chunk_entities": {"chunk_ids": ["c"]},
     "neighbor_level": {"frontier": [{"key": "k", "score": 0.0}], "reached": ["k"], "room": 10},
 }
@@ -260,7 +279,7 @@ INDEXED = {
 # ArcadeDB's EXPLAIN prints a node lookup fed by UNWIND as "MATCH NODE (e:Entity)" although it
 # seeks the index at run time (200 keys: 38 ms; one label scan of hotpot's 30k entities: 96 ms),
 # so on ArcadeDB only statements whose start is a parameter are checked from the plan.
-UNWIND_FED = {"entities_get", "aliases_lookup", "mentions_of", "chunk_entities", "neighbor_level"}
+UNWIND_FED = {"entities_get", "aliases_lookup", "mentions_of", "mentions_top", "chunk_entities", "neighbor_level"}
 
 
 def test_hot_statements_start_from_an_index(store):
