@@ -16,10 +16,10 @@ InputError ← ApiError (server; its own 4xx status), RetrievalError, LoadError,
 AliasError, TransferError, EvalConfigError, EvalDataError, CompareError, RemoteRefused (a server's
 4xx, ``kgrag.client``) (and SearchFilter.parse raises it);
 StoreError ← StoreConflict (a refusal: HTTP 409), PartialWrite (ingest), KnowledgeBaseError (eval),
-ArcadeUnavailable (test launcher), RemoteError (a server's 5xx or no answer, ``kgrag.client``);
+ArcadeUnavailable and Neo4jUnavailable (server launchers), RemoteError (a server's 5xx or no answer, ``kgrag.client``);
 ModelError ← EmbedderError, RerankerError, NerError, LLMError, RewriteRejected.
 InputError and ConfigError are ValueErrors, so every class that was one still is;
-KnowledgeBaseError and ArcadeUnavailable stay RuntimeErrors, for callers that catch those.
+KnowledgeBaseError, ArcadeUnavailable and Neo4jUnavailable stay RuntimeErrors, for callers that catch those.
 """
 
 from __future__ import annotations

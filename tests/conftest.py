@@ -191,3 +191,13 @@ def live_server(demo_kb):
     live = start_server(create_app(demo_kb.settings, demo_kb, log_stream=log), log)
     yield live
     live.stop()
+
+
+def pytest_terminal_summary(terminalreporter):
+    """Name the database servers this run started (e.g. the Neo4j version), or say none was."""
+    import sys
+
+    servers = sys.modules.get("tests.neo4j_servers")
+    started = getattr(servers, "STARTED", {})
+    for name, description in started.items():
+        terminalreporter.write_line(f"{name} server: {description}")

@@ -1,6 +1,11 @@
-"""Bolt servers for the Neo4j graph store tests: ArcadeDB's Bolt server (arcadedb-embedded,
-CI), a Neo4j 5 container (testcontainers, where Docker answers) and a server named by
-``KGRAG_TEST_NEO4J_URL``.
+"""Bolt servers for the Neo4j graph store tests: the real Neo4j 5 Community from Maven Central's
+jars (``kgrag.testing.neo4j``; scripts/test and CI), ArcadeDB's Bolt server (arcadedb-embedded,
+a second Bolt implementation the contract suite keeps honest), a Neo4j 5 container
+(testcontainers, where Docker answers) and a server named by ``KGRAG_TEST_NEO4J_URL``.
+
+``KGRAG_REQUIRE_NEO4J=1`` (set by scripts/test) makes the local Neo4j's tests fail, not skip,
+when it cannot start. Neo4j Community has one user database, so every purpose shares it; the
+tests run one at a time and ``fresh_store`` empties it around each.
 
 Each ``*_server()`` returns a ``BoltTarget`` for one server per test session, started on first
 use (and stopped when the test process exits), or calls ``pytest.skip`` with the reason it
@@ -23,12 +28,14 @@ from dataclasses import dataclass
 
 from kgrag.config import Neo4jSettings
 from kgrag.stores.neo4j.graph import Neo4jGraphStore
+from kgrag.testing.neo4j import Neo4jServer
 from tests.backend_cache import BackendCache, Unavailable
 
 NEO4J_IMAGE = "neo4j:5-community"
 # Test-only housekeeping: empties a throwaway test database between tests (no values bound).
-_WIPE = "MATCH (n) CALL { WITH n DETACH DELETE n } IN TRANSACTIONS OF 5000 ROWS"
+_WIPE = "MATCH (n) CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 5000 ROWS"
 _WIPE_SIMPLE = "MATCH (n) DETACH DELETE n"
+WIPE_STATEMENTS = (_WIPE, _WIPE_SIMPLE)
 
 
 @dataclass
@@ -38,6 +45,42 @@ class BoltTarget:
 
 
 _backends: BackendCache[BoltTarget] = BackendCache()
+_local_neo4j: list[Neo4jServer] = []
+# What each started server is, for the summary at the end of the run (tests/conftest.py).
+STARTED: dict[str, str] = {}
+
+
+def neo4j_server() -> BoltTarget:
+    """The real Neo4j 5 Community (engines/neo4j/pom.xml), started once per test session with its
+    data in a temp folder, stopped and removed when the test process exits."""
+
+    def start() -> BoltTarget:
+        from kgrag.testing.neo4j import Neo4jUnavailable
+
+        root = tempfile.mkdtemp(prefix="kgrag-neo4j-")
+        try:
+            server = Neo4jServer.start(root)
+        except (Neo4jUnavailable, OSError) as e:
+            shutil.rmtree(root, ignore_errors=True)
+            raise Unavailable(f"the local Neo4j (engines/neo4j) cannot start: {e}") from e
+
+        def stop() -> None:
+            server.stop()
+            shutil.rmtree(root, ignore_errors=True)
+
+        atexit.register(stop)
+        _local_neo4j.append(server)
+        STARTED["neo4j"] = (f"{server.agent} Community at {server.url} (Browser {server.browser_url}), "
+                            f"Bolt answered {server.started_s:.1f} s after launch")
+        return BoltTarget("neo4j", lambda purpose: server.settings())
+
+    return _backends.get("neo4j", start, required="KGRAG_REQUIRE_NEO4J")
+
+
+def local_neo4j() -> Neo4jServer:
+    """The server behind ``neo4j_server()`` (the Browser test needs its HTTP port too)."""
+    neo4j_server()
+    return _local_neo4j[0]
 
 
 def arcadedb_server() -> BoltTarget:

@@ -1,5 +1,5 @@
-"""The alias admin end to end with the Neo4j graph store (on ArcadeDB's Bolt server): the seed
-case, merge/split and the audit log through the service, retrieval through the pipeline."""
+"""The alias admin end to end with the Neo4j graph store (on the real Neo4j 5): the seed case,
+merge/split and the audit log through the service, retrieval through the pipeline."""
 
 from __future__ import annotations
 
@@ -9,13 +9,13 @@ from kgrag.aliases.service import AliasService
 from tests.test_aliases import QUESTION, doc_of, graph_state, ingest_seed
 
 
-@pytest.mark.arcadedb
+@pytest.mark.neo4j
 def test_seed_case_merge_split_and_audit_on_neo4j(tmp_path, embedder, recognizer):
     from kgrag.components import Components
     from kgrag.config import Settings
-    from tests.neo4j_servers import arcadedb_server, fresh_store
+    from tests.neo4j_servers import fresh_store, neo4j_server
 
-    server = arcadedb_server()
+    server = neo4j_server()
     with fresh_store(server, "aliases"):  # an empty database, emptied again afterwards
         settings = Settings(data_dir=tmp_path / "kb", graph_store="neo4j", neo4j=server.settings("aliases"))
         components = Components(settings, embedder=embedder, recognizer=recognizer)

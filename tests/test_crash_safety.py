@@ -1,5 +1,5 @@
 """Fault injection at every step of the write protocol (``kgrag.stores.consistency``), for
-insert, update and delete, on the embedded stores and on the Neo4j adapter over ArcadeDB.
+insert, update and delete, on the embedded stores and on the Neo4j adapter over the real Neo4j 5.
 
 A fault is the real store method raising at its step boundary: before it runs ("before") or
 after it returned ("after", what a lost reply or a crash right after a commit looks like). After
@@ -28,7 +28,7 @@ from kgrag.stores.sqlite.chunks import SqliteChunkIndex
 from kgrag.stores.sqlite.graph import SqliteGraphStore
 from kgrag.stores.sqlite.journal import SqliteWriteJournal
 from kgrag.types import Document
-from tests.neo4j_servers import arcadedb_server, fresh_store
+from tests.neo4j_servers import fresh_store, neo4j_server
 
 
 class Fault(StoreError):
@@ -152,12 +152,12 @@ def embedded_job(root: Path, components) -> Iterator[IngestJob]:
 
 
 @contextmanager
-def arcadedb_job(root: Path, components) -> Iterator[IngestJob]:
+def neo4j_job(root: Path, components) -> Iterator[IngestJob]:
     root.mkdir(parents=True)
     chunks = SqliteChunkIndex(root / "chunks.sqlite")
     journal = SqliteWriteJournal(root / "journal.sqlite")
     try:
-        with fresh_store(arcadedb_server(), "crash_safety") as graph:
+        with fresh_store(neo4j_server(), "crash_safety") as graph:
             yield _job(components, chunks, graph, journal)
     finally:
         chunks.close()
@@ -169,7 +169,7 @@ def _job(components, chunks, graph, journal) -> IngestJob:
                      extractor_factory=lambda: components.build_extractor(graph), journal=journal)
 
 
-BACKENDS = {"embedded": embedded_job, "arcadedb": arcadedb_job}
+BACKENDS = {"embedded": embedded_job, "neo4j": neo4j_job}
 
 
 def _seed(job: IngestJob) -> None:
@@ -233,11 +233,11 @@ def test_embedded_fault_then_rerun_equals_clean_run(op_name, step, part, method,
     _check_fault_then_rerun("embedded", op_name, step, part, method, when, tmp_path, components, monkeypatch)
 
 
-@pytest.mark.arcadedb
+@pytest.mark.neo4j
 @pytest.mark.parametrize(("op_name", "step", "part", "method", "when"), _cases())
 def test_neo4j_adapter_fault_then_rerun_equals_clean_run(op_name, step, part, method, when, tmp_path, components,
                                                          monkeypatch):
-    _check_fault_then_rerun("arcadedb", op_name, step, part, method, when, tmp_path, components, monkeypatch)
+    _check_fault_then_rerun("neo4j", op_name, step, part, method, when, tmp_path, components, monkeypatch)
 
 
 # -- over HTTP --------------------------------------------------------------------------------

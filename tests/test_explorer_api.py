@@ -1,5 +1,5 @@
 """The graph explorer's routes on both graph stores (embedded SQLite + networkx, and the Neo4j
-adapter on ArcadeDB's Bolt server): search by any alias, an entity's aliases, neighbours within
+adapter on the real Neo4j 5): search by any alias, an entity's aliases, neighbours within
 two hops with weights and the path to them, the chunks that mention it, and the chunks that
 evidence an edge."""
 
@@ -21,14 +21,14 @@ def _graph_settings(kind: str, tmp_path):
     if kind == "sqlite":
         yield Settings(data_dir=tmp_path / "kb")
         return
-    from tests.neo4j_servers import arcadedb_server, fresh_store
+    from tests.neo4j_servers import fresh_store, neo4j_server
 
-    server = arcadedb_server()
+    server = neo4j_server()
     with fresh_store(server, "explorer"):
         yield Settings(data_dir=tmp_path / "kb", graph_store="neo4j", neo4j=server.settings("explorer"))
 
 
-@pytest.mark.parametrize("kind", ["sqlite", pytest.param("neo4j", marks=pytest.mark.arcadedb)])
+@pytest.mark.parametrize("kind", ["sqlite", pytest.param("neo4j", marks=pytest.mark.neo4j)])
 def test_explorer_routes_on_both_graph_stores(kind, tmp_path, embedder, recognizer):
     from kgrag.components import Components
 

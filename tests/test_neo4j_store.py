@@ -15,7 +15,7 @@ from kgrag.stores.neo4j.cypher_loader import DEFAULT_CYPHER_DIR, CypherLoader
 from kgrag.stores.neo4j.graph import Neo4jGraphStore
 from kgrag.testing.arcadedb import free_port
 from kgrag.types import Chunk, Document, Entity, Mention, Relation
-from tests.neo4j_servers import arcadedb_server, docker_server, env_server, fresh_store
+from tests.neo4j_servers import arcadedb_server, docker_server, env_server, fresh_store, neo4j_server
 
 STORE_DIR = Path(__file__).resolve().parents[1] / "kgrag" / "stores" / "neo4j"
 STORE_MODULES = sorted(p.name for p in STORE_DIR.glob("*.py"))
@@ -80,6 +80,7 @@ def test_unreachable_server_is_a_store_error_naming_it():
 
 # -- against a server -------------------------------------------------------------------------
 SERVERS = [
+    pytest.param(neo4j_server, id="neo4j", marks=pytest.mark.neo4j),
     pytest.param(arcadedb_server, id="arcadedb", marks=pytest.mark.arcadedb),
     pytest.param(docker_server, id="docker", marks=pytest.mark.docker),
     pytest.param(env_server, id="env"),
@@ -131,11 +132,16 @@ def test_every_node_has_a_readable_caption_and_the_design_model(store):
     assert (related["type"], related["weight"], related["chunk_id"]) == ("CO_OCCURS", 1.0, "doc/1#c0")
 
 
-def test_browser_guide_queries_run_with_their_parameters(store):
-    _write_small(store)
+def guide_queries() -> list[str]:
+    """The saved queries of cypher/browser-guide.cypher, comments left out."""
     text = (DEFAULT_CYPHER_DIR / "browser-guide.cypher").read_text()
     body = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("//"))
-    queries = [q.strip() for q in body.split(";") if q.strip()]
+    return [q.strip() for q in body.split(";") if q.strip()]
+
+
+def test_browser_guide_queries_run_with_their_parameters(store):
+    _write_small(store)
+    queries = guide_queries()
     assert len(queries) == 9
     params = {"key": "lca", "alias": "lowest common ancestor", "doc_id": "doc/1", "limit": 25}
     results = []
@@ -150,6 +156,38 @@ def test_browser_guide_queries_run_with_their_parameters(store):
     assert [r["chunk"] for r in results[4]] == ["doc/1#c0"]
     assert {r["key"]: r["neighbours"] for r in results[5]} == {"lca": 1, "tree": 1}
     assert [(r["id"], r["chunks"]) for r in results[6]] == [("doc/1", 1)]
+
+
+def test_a_label_the_graph_does_not_hold_yet_logs_no_warning(store, caplog):
+    """Neo4j warns about every label, type or property its database has never held (an empty
+    database; AuditEntry before the first alias change): normal for kgrag, so the store asks the
+    server not to send those notifications, and the driver logs none."""
+    import logging
+
+    with caplog.at_level(logging.INFO, logger="neo4j.notifications"):
+        summary = store._run.read("probe", lambda tx: tx.run(
+            "MATCH (n:KgragNeverUsedLabel {kgrag_never_used_key: 1})-[:KGRAG_NEVER_USED]->() RETURN n").consume())
+        assert store.stats()["documents"] == 0
+    unrecognized = [n for n in summary.gql_status_objects if n.is_notification and n.raw_classification == "UNRECOGNIZED"]
+    assert unrecognized == [] and [r.getMessage() for r in caplog.records if r.name == "neo4j.notifications"] == []
+
+
+def test_mentions_per_key_are_cut_in_the_server(store, monkeypatch):
+    """Retrieval reads 50 mentions of each reached entity; a hub has thousands, and carrying them
+    all over Bolt, a record each, to drop them in Python made the graph path slow."""
+    doc = Document(id="d", source="d.md", hash="h")
+    chunks = [Chunk(id=f"d#c{i}", doc_id="d", text=f"hub text {i}", ordinal=i) for i in range(6)]
+    store.write_document(doc, chunks, [Entity("hub", "Hub"), Entity("leaf", "Leaf")],
+                         [Mention("hub", c.id, count=1 + i % 3) for i, c in enumerate(chunks)]
+                         + [Mention("leaf", "d#c0")], [])
+    received: list[int] = []
+    rows = store._run.rows
+    monkeypatch.setattr(store._run, "rows", lambda tx, name, **p: received.append(len(out := rows(tx, name, **p))) or out)
+    assert store.mentions_of(["hub", "leaf", "nobody"], per_key=2) == {
+        "hub": [("d#c2", 3), ("d#c5", 3)], "leaf": [("d#c0", 1)]}
+    assert received == [2]  # one list of at most two mentions per key: nothing cut in Python
+    assert store.mentions_of(["hub"], per_key=0) == {} and received == [2]
+    assert len(store.mentions_of(["hub"])["hub"]) == 6
 
 
 def test_stores_share_one_driver_per_server(store):
@@ -177,18 +215,48 @@ def test_an_invalid_document_is_refused_before_any_write(store):
     assert store.stats()["documents"] == 0
 
 
-@pytest.mark.arcadedb
-def test_factory_builds_the_neo4j_store_from_settings(tmp_path):
+@pytest.mark.parametrize(("server", "dialect"), [
+    pytest.param(neo4j_server, None, id="neo4j", marks=pytest.mark.neo4j),
+    pytest.param(arcadedb_server, "arcadedb", id="arcadedb", marks=pytest.mark.arcadedb),
+])
+def test_factory_builds_the_neo4j_store_from_settings(tmp_path, server, dialect):
     from kgrag.config import Settings
     from kgrag.stores.factory import build_graph_store
 
-    server = arcadedb_server().settings("store_tests")
-    built = build_graph_store(Settings(data_dir=tmp_path, graph_store="neo4j", neo4j=server.model_dump()))
+    settings = server().settings("store_tests")
+    built = build_graph_store(Settings(data_dir=tmp_path, graph_store="neo4j", neo4j=settings.model_dump()))
     try:
-        assert isinstance(built, Neo4jGraphStore) and built.dialect == "arcadedb"
+        assert isinstance(built, Neo4jGraphStore) and built.dialect == dialect
         assert set(built.stats()) == {"documents", "chunks", "entities", "aliases", "mentions", "relations"}
     finally:
         built.close()
+
+
+# Notification categories that mean a statement must change: deprecated (gone in the next
+# Cypher version), a plan that cannot scale, a hint or feature the server ignores.
+_MUST_CHANGE = {"DEPRECATION", "PERFORMANCE", "HINT", "UNSUPPORTED"}
+
+
+@pytest.mark.neo4j
+def test_every_statement_compiles_on_neo4j_without_a_deprecation_or_performance_warning():
+    from tests.neo4j_servers import WIPE_STATEMENTS
+
+    with fresh_store(neo4j_server(), "store_tests") as store:
+        _write_small(store)
+        loader = CypherLoader()
+        names = sorted(p.stem for p in DEFAULT_CYPHER_DIR.glob("*.cypher"))
+        statements = {n: loader.statement(n) for n in names if n not in ("browser-guide", "schema", "schema_fulltext")}
+        statements |= {f"browser-guide #{i + 1}": q for i, q in enumerate(guide_queries())}
+        statements |= {f"test wipe #{i + 1}": q for i, q in enumerate(WIPE_STATEMENTS)}
+        found = {}
+        with _session(store) as session:
+            for name, statement in statements.items():
+                notes = session.run("EXPLAIN " + statement).consume().gql_status_objects
+                bad = [f"{n.gql_status}: {n.status_description}" for n in notes
+                       if n.is_notification and n.raw_classification in _MUST_CHANGE]
+                if bad:
+                    found[name] = bad
+    assert len(statements) > 60 and found == {}
 
 
 # Statements on hot paths that must find their start by an index, never by a scan (ArcadeDB
@@ -202,6 +270,7 @@ INDEXED = {
     "entities_get": {"keys": ["k"]},
     "aliases_lookup": {"aliases": ["a"]},
     "mentions_of": {"keys": ["k"]},
+    "mentions_top": {"keys": ["k"], "per_key": 50},
     "chunk_entities": {"chunk_ids": ["c"]},
     "neighbor_level": {"frontier": [{"key": "k", "score": 0.0}], "reached": ["k"], "room": 10},
 }
@@ -210,7 +279,7 @@ INDEXED = {
 # ArcadeDB's EXPLAIN prints a node lookup fed by UNWIND as "MATCH NODE (e:Entity)" although it
 # seeks the index at run time (200 keys: 38 ms; one label scan of hotpot's 30k entities: 96 ms),
 # so on ArcadeDB only statements whose start is a parameter are checked from the plan.
-UNWIND_FED = {"entities_get", "aliases_lookup", "mentions_of", "chunk_entities", "neighbor_level"}
+UNWIND_FED = {"entities_get", "aliases_lookup", "mentions_of", "mentions_top", "chunk_entities", "neighbor_level"}
 
 
 def test_hot_statements_start_from_an_index(store):

@@ -1,7 +1,11 @@
-"""kgrag transfer: an embedded knowledge base (real models) copied to the Neo4j adapter on
-ArcadeDB and to a second SQLite chunk index, then back; the graph-path inputs and hits agree."""
+"""kgrag transfer: an embedded knowledge base (real models) copied to the real Neo4j 5 and to a
+second SQLite chunk index, then back; the graph-path inputs, the hits and the content digests
+agree."""
 
 from __future__ import annotations
+
+import hashlib
+import json
 
 import numpy as np
 import pytest
@@ -11,7 +15,7 @@ from kgrag.config import Settings
 from kgrag.transfer import TransferError, parse_kinds, plan_transfer, run_transfer
 from kgrag.types import Entity
 from tests.conftest import hotpot_records, write_jsonl
-from tests.neo4j_servers import arcadedb_server, fresh_store
+from tests.neo4j_servers import fresh_store, neo4j_server
 
 N_DOCS = 25
 # About the first N_DOCS passages of hotpotqa_dev500 (Moscow State University, Black Book, ...).
@@ -59,14 +63,33 @@ def _graph_inputs(graph, keys: list[str], starts: list[list[str]]) -> dict:
     }
 
 
+def _kb_digest(graph, chunk_index) -> str:
+    """Every chunk with its vector's bytes, every document's export (chunks, entities with all
+    aliases, mentions, relation evidence with weights), the curated entities, the alias table and
+    the counts: equal digests = equal knowledge bases."""
+    h = hashlib.sha256()
+    for chunk, vector in sorted(chunk_index.iter_chunks(), key=lambda cv: cv[0].id):
+        h.update(json.dumps(chunk.__dict__, sort_keys=True, ensure_ascii=False).encode())
+        h.update(b"-" if vector is None else np.asarray(vector, dtype=np.float32).tobytes())
+    for doc in sorted(graph.list_documents(), key=lambda d: d.id):
+        content = graph.export_document(doc.id)
+        h.update(repr((content.document, sorted(content.chunks, key=lambda c: c.id),
+                       sorted(content.entities, key=lambda e: e.key), sorted(content.mentions, key=repr),
+                       sorted(content.relations, key=repr))).encode())
+    h.update(repr(sorted(graph.curated_entities(), key=lambda e: e.key)).encode())
+    h.update(json.dumps({k: sorted(v) for k, v in graph.alias_table().items()}, sort_keys=True).encode())
+    h.update(json.dumps(graph.stats(), sort_keys=True).encode())
+    return h.hexdigest()
+
+
 def _graph_hits(comps: Components) -> list[list[tuple[str, float]]]:
     return [[(h.chunk.id, round(h.score, 9)) for h in comps.retriever.retrieve(q, top_k=10, modes=("graph",)).hits]
             for q in QUESTIONS]
 
 
 @pytest.mark.slow
-@pytest.mark.arcadedb
-def test_transfer_to_neo4j_on_arcadedb_and_back(tmp_path, components, settings, embedder, recognizer):
+@pytest.mark.neo4j
+def test_transfer_to_neo4j_and_back(tmp_path, components, settings, embedder, recognizer):
     corpus = write_jsonl(tmp_path / "corpus.jsonl", hotpot_records(N_DOCS))
     glossary = [Entity(key="glossary only", name="Glossary Only", aliases=["GO term"], curated=True)]
     report = components.ingest_job().run([corpus], glossary_entities=glossary, progress=False)
@@ -77,10 +100,11 @@ def test_transfer_to_neo4j_on_arcadedb_and_back(tmp_path, components, settings, 
     expected = _graph_inputs(source, keys, starts)
     expected_hits = _graph_hits(components)
     assert any(expected_hits) and expected["stats"]["relations"] > 50
+    source_digest = _kb_digest(source, components.chunk_index)
     source_chunks = {c.id: (c, v) for c, v in components.chunk_index.iter_chunks()}
     components.close()
 
-    server = arcadedb_server()
+    server = neo4j_server()
     with fresh_store(server, "transfer"):  # an empty database, emptied again afterwards
         neo4j = server.settings("transfer")
         to_server = plan_transfer(settings.model_copy(update={"neo4j": neo4j}), "neo4j,sqlite",
@@ -95,6 +119,7 @@ def test_transfer_to_neo4j_on_arcadedb_and_back(tmp_path, components, settings, 
             assert _graph_inputs(copied.graph, keys, starts) == expected
             assert copied.graph.get_entity("glossary only").curated is True
             assert _graph_hits(copied) == expected_hits
+            assert _kb_digest(copied.graph, copied.chunk_index) == source_digest
             for chunk, vector in copied.chunk_index.iter_chunks():  # no re-embedding: same bytes
                 original, original_vector = source_chunks[chunk.id]
                 assert chunk == original
@@ -114,11 +139,12 @@ def test_transfer_to_neo4j_on_arcadedb_and_back(tmp_path, components, settings, 
         try:
             assert _graph_inputs(home.graph, keys, starts) == expected
             assert _graph_hits(home) == expected_hits
+            assert _kb_digest(home.graph, home.chunk_index) == source_digest  # embedded → Neo4j → embedded
         finally:
             home.close()
 
 
-@pytest.mark.arcadedb
+@pytest.mark.neo4j
 def test_cli_transfer_reports_and_verifies(tmp_path, monkeypatch):
     """`kgrag transfer` end to end through click, on stores filled without models."""
     import json
@@ -146,12 +172,13 @@ def test_cli_transfer_reports_and_verifies(tmp_path, monkeypatch):
         graph.close()
         index.close()
 
-    server = arcadedb_server()
+    server = neo4j_server()
     with fresh_store(server, "transfer_cli") as target:
         neo4j = server.settings("transfer_cli")
         for key, value in (("URL", neo4j.url), ("USER", neo4j.user), ("PASSWORD", neo4j.password),
                            ("DATABASE", neo4j.database)):
-            monkeypatch.setenv(f"KGRAG_NEO4J__{key}", value)
+            if value is not None:  # Neo4j Community: the server's default database
+                monkeypatch.setenv(f"KGRAG_NEO4J__{key}", value)
         run = CliRunner().invoke(main, ["--data-dir", str(kb), "transfer", "--to", "neo4j", "--json", "--no-progress"])
         assert run.exit_code == 0, run.output
         body = json.loads(run.output)

@@ -4,7 +4,7 @@ A factory is a context manager ``factory(tmp_path, dim) -> store``: it yields a 
 store and cleans it up afterwards. To run the suite against another implementation, append
 one line to the registry, e.g.::
 
-    pytest.param(neo4j_graph_store, id="neo4j-arcadedb", marks=pytest.mark.arcadedb),
+    pytest.param(other_graph_store, id="other-engine", marks=pytest.mark.other_engine),
 
 A factory that cannot start its backend should ``pytest.skip("<reason>")`` so the reason is
 printed, never pass silently.
@@ -93,6 +93,14 @@ CHUNK_INDEX_FACTORIES = [
     pytest.param(es_docker_chunk_index, id="es-docker", marks=pytest.mark.docker),
     pytest.param(es_env_chunk_index, id="es-env"),
 ]
+
+
+def neo4j_graph_store(tmp_path: Path, dim: int):
+    from tests.neo4j_servers import fresh_store, neo4j_server
+
+    return fresh_store(neo4j_server())
+
+
 def neo4j_arcadedb_graph_store(tmp_path: Path, dim: int):
     from tests.neo4j_servers import arcadedb_server, fresh_store
 
@@ -113,6 +121,7 @@ def neo4j_env_graph_store(tmp_path: Path, dim: int):
 
 GRAPH_STORE_FACTORIES = [
     pytest.param(sqlite_graph_store, id="sqlite"),
+    pytest.param(neo4j_graph_store, id="neo4j", marks=pytest.mark.neo4j),
     pytest.param(neo4j_arcadedb_graph_store, id="neo4j-arcadedb", marks=pytest.mark.arcadedb),
     pytest.param(neo4j_docker_graph_store, id="neo4j-docker", marks=pytest.mark.docker),
     pytest.param(neo4j_env_graph_store, id="neo4j-env"),

@@ -22,6 +22,11 @@ T = TypeVar("T")
 
 # Servers that speak Bolt but need some statements in another form (cypher/<dialect>/).
 _DIALECT_BY_AGENT = {"arcadedb": "arcadedb"}
+# Notifications the server need not send: Neo4j reports every label, relationship type or
+# property its database has never held (all of them in a new database; AuditEntry until the
+# first alias change), and the driver logs each as a warning. Deprecations and performance
+# notes still come through.
+_QUIET = [neo4j.NotificationDisabledClassification.UNRECOGNIZED]
 
 
 class _SharedDrivers:
@@ -41,7 +46,8 @@ class _SharedDrivers:
                 auth = (settings.user, settings.password) if settings.password is not None else None
                 try:
                     driver = neo4j.GraphDatabase.driver(
-                        settings.url, auth=auth, max_transaction_retry_time=settings.max_retry_s
+                        settings.url, auth=auth, max_transaction_retry_time=settings.max_retry_s,
+                        notifications_disabled_classifications=_QUIET,
                     )
                 except (DriverError, Neo4jError, ValueError) as exc:
                     raise StoreError(f"Neo4j at {settings.url}: cannot create a driver: {exc}") from exc

@@ -150,13 +150,19 @@ class Neo4jGraphStore:
 
     # -- traversal -------------------------------------------------------------------------
     def mentions_of(self, keys: Sequence[str], per_key: int | None = None) -> dict[str, list[tuple[str, int]]]:
-        """Keys with no mention are absent; each list is ordered by count, then chunk id."""
+        """Keys with no mention are absent; each list is ordered by count, then chunk id.
+        ``per_key`` is cut in the server (cypher/mentions_top.cypher)."""
+        if per_key is not None:
+            if per_key <= 0:
+                return {}
+            tops = self._run.read("read mentions", lambda tx: self._run.rows(
+                tx, "mentions_top", keys=list(keys), per_key=int(per_key)))
+            return {r["key"]: [(chunk_id, int(count)) for chunk_id, count in r["top"]] for r in sorted(
+                tops, key=lambda r: r["key"]) if r["top"]}
         rows = self._run.read("read mentions", lambda tx: self._run.rows(tx, "mentions_of", keys=list(keys)))
         out: dict[str, list[tuple[str, int]]] = {}
         for r in rows:
             out.setdefault(r["key"], []).append((r["chunk_id"], int(r["count"])))
-        if per_key is not None:
-            out = {key: found[:per_key] for key, found in out.items() if per_key > 0}
         return out
 
     def entity_chunk_counts(self, keys: Sequence[str]) -> dict[str, int]:
