@@ -28,7 +28,7 @@ MAX_README_LINES = 300
 # Environment variables the docs may name that are not settings (config.Settings fields).
 NOT_SETTINGS = {"KGRAG_CONFIG", "KGRAG_SERVER_URL", "KGRAG_API_KEY", "KGRAG_ONNX_CACHE", "KGRAG_CYPHER_DIR",
                 "KGRAG_REQUIRE_LLM", "KGRAG_REQUIRE_BROWSER", "KGRAG_CHROMIUM", "KGRAG_TEST_ES_URL",
-                "KGRAG_TEST_NEO4J_URL"}
+                "KGRAG_TEST_NEO4J_URL", "KGRAG_TEST_NEO4J_PASSWORD", "KGRAG_REQUIRE_NEO4J", "KGRAG_NEO4J_JAVA", "KGRAG_MAVEN"}
 # Paths an installed wheel has and a checkout does not.
 IN_THE_WHEEL_ONLY = {"kgrag/cypher"}
 # ... and a misspelling shown as the example of what kgrag refuses (configuration.md).
