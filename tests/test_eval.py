@@ -158,6 +158,22 @@ def test_parse_modes():
         parse_modes("bm25+rerank", reranker=False)
 
 
+def test_the_served_mode_is_named_by_what_the_server_runs():
+    """``--modes served`` is what /v1/query runs: iteration when retrieval.iterate is on (the
+    default), the reranker when one is configured; plain "bm25+dense+graph" never iterates."""
+    from kgrag.config import RetrievalSettings
+
+    assert RetrievalSettings().iterate  # the default the served mode follows
+    served = lambda **kw: [m.name for m in parse_modes("served", **kw)]  # noqa: E731
+    assert served(reranker=False, iterate=True) == ["bm25+dense+graph+iter"]
+    assert served(reranker=True, iterate=True) == ["bm25+dense+graph+rerank+iter"]
+    assert served(reranker=False, iterate=False) == ["bm25+dense+graph"]
+    (plain,) = parse_modes("bm25+dense+graph", reranker=False, iterate=True)
+    assert plain.iterate is None
+    (mode,) = parse_modes("served", reranker=False, iterate=True)
+    assert mode.iterate == "entities" and mode.paths == ("bm25", "dense", "graph")
+
+
 # -- the runner on a tiny set ---------------------------------------------------------------------
 def _lantern_text() -> str:
     # Long enough for several chunks; every paragraph names the quorvex so BM25 finds several

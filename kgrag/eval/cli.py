@@ -29,8 +29,10 @@ def _ints(value: str) -> list[int]:
               "knowledge base in --data-dir as it is (gold ids are its document ids, e.g. 'kgrag feedback export').")
 @click.option("--queries", type=_FILE, help="Questions, one {id, question, answers, gold_ids} a line.")
 @click.option("--limit", type=click.IntRange(min=1), help="Only the first N queries.")
-@click.option("--modes", help="Comma-separated ablation rows, paths joined by '+' (dense, bm25, graph; '+rerank'). "
-              "Default: bm25,dense,graph,bm25+dense,bm25+dense+graph (+ bm25+dense+graph+rerank with a reranker).")
+@click.option("--modes", help="Comma-separated ablation rows, paths joined by '+' (dense, bm25, graph; '+rerank', "
+              "'+iter'), or 'served': what /v1/query runs with these settings (bm25+dense+graph+iter by default). "
+              "Default: bm25,dense,graph,bm25+dense,bm25+dense+graph, + bm25+dense+graph+rerank with a reranker, + the "
+              "served mode when retrieval.iterate is on (the default).")
 @click.option("--ks", default="1,2,5,10", show_default=True, help="Recall cut-offs.")
 @click.option("--top-k", type=click.IntRange(min=1), help="Passages ranked per query (default: max(largest k, 10)).")
 @click.option("--answers/--no-answers", default=None, help="Score generated answers (default: when llm.model is set; "
@@ -49,7 +51,7 @@ def _ints(value: str) -> list[int]:
 @click.option("--no-progress", is_flag=True, help="Hide progress bars.")
 @click.option("--compare", nargs=2, type=_FILE, metavar="A.toml B.toml",
               help="A/B: run both settings files on the same questions and report B − A per metric with a "
-                   "paired bootstrap confidence interval (default mode: the full pipeline).")
+                   "paired bootstrap confidence interval (default mode: served).")
 @click.option("--resamples", type=click.IntRange(min=100), default=2000, show_default=True,
               help="Bootstrap resamples for --compare.")
 @click.pass_context
@@ -118,7 +120,7 @@ def _compare(settings, files, corpus, queries, kb_dir, reingest, resamples, json
 
     from kgrag.config import settings_from_file
     from kgrag.eval.compare import CompareError, compare, render_markdown
-    from kgrag.eval.runner import DEFAULT_MODES
+    from kgrag.eval.runner import SERVED
 
     reports = []
     for path in files:
@@ -127,7 +129,7 @@ def _compare(settings, files, corpus, queries, kb_dir, reingest, resamples, json
         except Exception as e:  # pydantic ValidationError, TOML syntax
             raise click.UsageError(f"settings file {path}: {e}") from e
         click.echo(f"running {path} ...", err=True)
-        mode_options = {**options, "modes": options["modes"] or DEFAULT_MODES[-1]}
+        mode_options = {**options, "modes": options["modes"] or SERVED}
         reports.append(_run(configured, corpus, queries, kb_dir, reingest, mode_options))
         reingest = False  # one rebuild is enough when both share a knowledge base
     a, b = reports

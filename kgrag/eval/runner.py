@@ -99,16 +99,27 @@ def parse_mode(spec: str) -> Mode:
     return Mode("+".join(paths) + suffix, paths, rerank, iterate, rewrites)
 
 
+# The mode name that stands for what ``/v1/query`` runs with this configuration (``served_mode``).
+SERVED = "served"
+
+
+def served_mode(*, reranker: bool, iterate: bool) -> str:
+    """The mode ``/v1/query`` runs: every path, the reranker when one is configured (a request's
+    ``rerank`` defaults to true), retrieve–reason rounds when ``retrieval.iterate`` is on."""
+    return "bm25+dense+graph" + ("+rerank" if reranker else "") + ("+iter" if iterate else "")
+
+
 def parse_modes(specs: str | Sequence[str] | None, *, reranker: bool, iterate: bool = False) -> list[Mode]:
-    """Comma-separated or a list; None: the standard ablation, plus the reranked full
-    pipeline when a reranker is configured, and the iterating one when ``iterate``
-    (``retrieval.iterate``: the served default)."""
+    """Comma-separated or a list (``served``: the served mode, ``served_mode``); None: the
+    standard ablation, plus the reranked full pipeline when a reranker is configured, and the
+    iterating one when ``iterate`` (``retrieval.iterate``: the served default)."""
     if specs is None:
         specs = list(DEFAULT_MODES) + (["bm25+dense+graph+rerank"] if reranker else [])
         if iterate:
-            specs.append("bm25+dense+graph" + ("+rerank" if reranker else "") + "+iter")
+            specs.append(served_mode(reranker=reranker, iterate=True))
     elif isinstance(specs, str):
         specs = [s for s in specs.split(",") if s.strip()]
+    specs = [served_mode(reranker=reranker, iterate=iterate) if s.strip().lower() == SERVED else s for s in specs]
     modes = list({mode.name: mode for mode in map(parse_mode, specs)}.values())
     if not modes:
         raise EvalConfigError("no retrieval mode given")
