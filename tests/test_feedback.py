@@ -135,7 +135,9 @@ def test_compare_two_settings_files_reports_differences_with_intervals(tmp_path)
         "--resamples", "1000", "--json", str(out)])
     assert result.exit_code == 0, result.output
     assert "| R@10 |" in result.stdout and "95% CI" in result.stdout
-    rows = {d["metric"]: d for d in json.loads(out.read_text())["modes"]["bm25+dense+graph"]}
+    modes = json.loads(out.read_text())["modes"]
+    assert list(modes) == ["bm25+dense+graph+iter"]  # the served mode by default: what /v1/query runs
+    rows = {d["metric"]: d for d in modes["bm25+dense+graph+iter"]}
     assert set(rows) == {"R@1", "R@2", "R@5", "R@10", "AllGold@5", "NDCG@10", "MRR"}
     for d in rows.values():
         assert d["low"] <= d["diff"] <= d["high"] and d["diff"] == pytest.approx(d["b"] - d["a"])

@@ -16,7 +16,7 @@ from kgrag.types import Turn
 from tests.conftest import ingested_kb
 
 PAGE = Path(__file__).parent / "fixtures" / "positions" / "slack-channels.md"
-DOC = "tests/fixtures/positions/slack-channels.md"
+DOC = "slack-channels.md"  # its id: the path relative to the folder ingested
 GROUP, WORKING, FEATURE, FEATURE_2, EXTERNAL = (f"{DOC}#c{i}" for i in (1, 2, 3, 4, 5))
 
 
@@ -43,7 +43,7 @@ def test_only_a_positional_follow_up_after_a_citing_turn_has_an_anchor():
 
 @pytest.fixture(scope="module")
 def channels(tmp_path_factory, embedder, recognizer):
-    comps = ingested_kb(tmp_path_factory.mktemp("positions"), embedder, recognizer, [PAGE], new=1)
+    comps = ingested_kb(tmp_path_factory.mktemp("positions"), embedder, recognizer, [PAGE.parent], new=1)
     ids = [c.id for c in comps.chunk_index.get([GROUP, WORKING, FEATURE, FEATURE_2, EXTERNAL])]
     assert ids == [GROUP, WORKING, FEATURE, FEATURE_2, EXTERNAL], "the fixture's chunking changed"
     yield comps
