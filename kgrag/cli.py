@@ -182,18 +182,20 @@ def stats(settings: Settings, as_json: bool) -> None:
 @main.command()
 @click.option("--host", help="Interface to bind (default 127.0.0.1: only this machine).")
 @click.option("--port", type=int, help="Port (default 8000).")
-@click.option("--threads", type=int, default=8, show_default=True, help="Request threads sharing one model set.")
+@click.option("--threads", type=click.IntRange(1, 256), help="Threads answering questions, sharing one model set "
+              "(default: server.threads, 8).")
 @click.pass_obj
-def serve(settings: Settings, host: str | None, port: int | None, threads: int) -> None:
+def serve(settings: Settings, host: str | None, port: int | None, threads: int | None) -> None:
     """Serve the HTTP API and the web page (gunicorn, one process, threads)."""
     from kgrag.server.gunicorn_app import KgragGunicorn
 
-    server = settings.server.model_copy(update={k: v for k, v in (("host", host), ("port", port)) if v})
+    server = settings.server.model_copy(update={k: v for k, v in (("host", host), ("port", port),
+                                                                  ("threads", threads)) if v})
     settings = settings.model_copy(update={"server": server})
     if server.host not in ("127.0.0.1", "localhost", "::1"):
         click.echo(f"warning: binding {server.host}: the API is reachable from other machines", err=True)
     click.echo(f"kgrag serving {settings.data_dir} on http://{server.host}:{server.port}/", err=True)
-    KgragGunicorn(settings, threads=threads).run()
+    KgragGunicorn(settings).run()
 
 
 def _json_value(value: str) -> Any:

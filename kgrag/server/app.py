@@ -53,6 +53,32 @@ def create_app(settings: Settings, components: Components | None = None, *, warm
     return app
 
 
+# Probes answer from their own lane (kgrag.server.front): never behind questions or imports.
+PROBES = frozenset({"/healthz", "/readyz"})
+_READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
+def lane_of(app: Flask) -> Callable[[str, str], str]:
+    """Which lane of the HTTP front runs a request: "probes" (liveness, readiness), "admin"
+    (a change through an admin route: uploads, deletes, alias changes, imports) or "reads"
+    (everything else: questions, lookups, the page, admin reads such as a job's progress)."""
+    urls = app.url_map.bind("localhost")
+
+    def lane(method: str, path: str) -> str:
+        if path in PROBES:
+            return "probes"
+        if method in _READ_METHODS:
+            return "reads"
+        try:
+            endpoint, _ = urls.match(path, method=method)
+        except Exception:  # noqa: BLE001 - not found, wrong method, a redirect: the app answers it
+            return "reads"
+        view = app.view_functions.get(endpoint)
+        return "admin" if getattr(view, "kgrag_admin", False) else "reads"
+
+    return lane
+
+
 def warm_up(app: Flask) -> None:
     components = app.config["KGRAG_COMPONENTS"]
     recover_stores(components)
