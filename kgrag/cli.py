@@ -28,7 +28,26 @@ def _offline_env() -> None:
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 
-@click.group()
+class _Commands(click.Group):
+    """Every command: a store failure is one line naming what failed (a damaged file and the
+    command that rebuilds it), exit 1, never a traceback."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        import sqlite3
+
+        from kgrag.errors import StoreDamaged, StoreError, damage_message
+
+        try:
+            return super().invoke(ctx)
+        except StoreDamaged as exc:
+            raise click.ClickException(str(exc)) from None
+        except StoreError as exc:
+            raise click.ClickException(f"a store failed: {exc}") from None
+        except sqlite3.DatabaseError as exc:
+            raise click.ClickException(damage_message("a store file", str(exc))) from None
+
+
+@click.group(cls=_Commands)
 @click.option("--data-dir", type=click.Path(path_type=Path), help="Knowledge base folder (default: $KGRAG_DATA_DIR or ./data).")
 @click.option("-v", "--verbose", is_flag=True, help="Log debug messages.")
 @click.pass_context

@@ -90,10 +90,15 @@ def warm_up(app: Flask) -> None:
     # every read in the thread, 11.3 s without).
     integrity = threading.Thread(target=check_integrity, args=(components,), name="kgrag-integrity", daemon=True)
     integrity.start()
-    # One real retrieval loads the embedder (and reranker), jieba's dictionary, the dense
-    # matrix and the entity graph: measured, a cold first question took 1.3 s.
-    components.retriever.retrieve("What is kgrag?", top_k=1)
-    components.generator  # noqa: B018 - builds the answerer once
+    try:
+        # One real retrieval loads the embedder (and reranker), jieba's dictionary, the dense
+        # matrix and the entity graph: measured, a cold first question took 1.3 s.
+        components.retriever.retrieve("What is kgrag?", top_k=1)
+        components.generator  # noqa: B018 - builds the answerer once
+    except Exception:  # noqa: BLE001 - a damaged store must not stop the server from saying so
+        log.exception("warming up failed: /readyz names what is wrong")
+        integrity.join()
+        return
     models_s = time.perf_counter() - started
     integrity.join()
     prime_stores(components)

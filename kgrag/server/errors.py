@@ -22,7 +22,7 @@ from flask import Flask, jsonify
 from pydantic import ValidationError
 from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
-from kgrag.errors import InputError, StoreError
+from kgrag.errors import InputError, StoreDamaged, StoreError
 from kgrag.server.request_log import request_id
 
 log = logging.getLogger(__name__)
@@ -93,6 +93,9 @@ def register_error_handlers(app: Flask) -> None:
     @app.errorhandler(Exception)
     def _unexpected(exc: Exception):
         rid = request_id()
+        if isinstance(exc, StoreDamaged):  # its message names only the file and the command
+            log.error("damaged store (request %s)", rid, exc_info=exc)
+            return error_response(503, "store_unavailable", f"{redact_paths(str(exc))} (request id {rid})")
         if isinstance(exc, STORE_FAILURES):
             log.error("store failure (request %s)", rid, exc_info=exc)
             return error_response(503, "store_unavailable",

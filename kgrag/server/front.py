@@ -42,6 +42,8 @@ from urllib.parse import unquote_to_bytes
 
 import h11
 
+from kgrag.errors import InputError
+
 log = logging.getLogger(__name__)
 
 READ_SIZE = 64 * 1024
@@ -89,7 +91,7 @@ class _LanePool:
         self.inside -= 1
 
 
-class _Refused(Exception):
+class _Refused(InputError):
     """A request this layer answers itself (``status``, JSON error) and then closes."""
 
     def __init__(self, status: int, code: str, message: str, headers: Iterable[tuple[str, str]] = ()):
@@ -97,8 +99,8 @@ class _Refused(Exception):
         self.status, self.code, self.message, self.headers = status, code, message, list(headers)
 
 
-class _Closed(Exception):
-    """The connection is over: the client went away or stayed idle too long."""
+class _Closed(InputError):
+    """The connection is over: the client went away or stayed idle too long (nothing is answered)."""
 
 
 class Front:
