@@ -53,7 +53,7 @@ def aliases(ctx: click.Context, user: str | None, server: str | None, api_key: s
 @contextmanager
 def _backend(ctx: click.Context) -> Iterator[AliasBackend]:
     """The local stores, or the server named by ``--server``; refusals exit 2, failures exit 1."""
-    from kgrag.errors import InputError, StoreError
+    from kgrag.errors import InputError, StoreDamaged, StoreError
 
     comps = None
     try:
@@ -75,6 +75,9 @@ def _backend(ctx: click.Context) -> Iterator[AliasBackend]:
     except InputError as exc:  # AliasError here, RemoteRefused (HTTP 4xx) through a server
         click.echo(f"error: {exc}", err=True)
         sys.exit(2)
+    except StoreDamaged as exc:  # names the file and the repair
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(1)
     except StoreError as exc:  # a store, or the server, failed
         click.echo(f"error: the store refused: {exc}", err=True)
         sys.exit(1)
@@ -219,9 +222,38 @@ def delete(ctx, entity, as_json) -> None:
 @_json
 @click.pass_context
 def import_cmd(ctx, path, force, as_json) -> None:
-    """Import a glossary (CSV canonical,type,aliases; YAML or line format too)."""
+    """Import a glossary (CSV canonical,type,aliases; YAML or line format too); its progress
+    is shown on stderr."""
+    shown = _Progress()
     with _backend(ctx) as backend:
-        _report(backend.import_glossary(path, force=force), as_json)
+        try:
+            change = backend.import_glossary(path, force=force, progress=shown)
+        finally:
+            shown.close()
+        _report(change, as_json)
+
+
+class _Progress:
+    """An import's progress on stderr: a line kept up to date on a terminal, else one line per
+    stage as it starts."""
+
+    UNITS = {"checking": "rows", "linking": "chunks examined"}
+
+    def __init__(self) -> None:
+        self.tty = sys.stderr.isatty()
+        self.stage: str | None = None
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        unit = self.UNITS.get(stage, "")
+        if self.tty:
+            click.echo(f"\r{stage}: {done:,}/{total:,} {unit}".rstrip() + "   ", err=True, nl=False)
+        elif stage != self.stage:
+            click.echo(f"{stage}: {total:,} {unit}".rstrip() if total else f"{stage}", err=True)
+        self.stage = stage
+
+    def close(self) -> None:
+        if self.tty and self.stage is not None:
+            click.echo("", err=True)
 
 
 @aliases.command("export")

@@ -34,14 +34,15 @@ Policy.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
 from kgrag.aliases.linking import link_aliases
 from kgrag.errors import InputError
-from kgrag.stores.base import AliasGraph, AuditEntry, ChunkIndex
+from kgrag.stores.base import AliasGraph, AuditEntry, ChunkIndex, Transactional
 from kgrag.text.normalize import normalize_alias
 from kgrag.types import CONCEPT, Entity
 
@@ -98,6 +99,7 @@ class AliasService:
         self.user = user
         self.max_entities_per_chunk = max_entities_per_chunk
         self.on_change = on_change
+        self._changing = self._changed_inside = False
 
     @classmethod
     def from_components(cls, components, user: str, on_change: Callable[[], None] | None = None) -> AliasService:
@@ -278,10 +280,28 @@ class AliasService:
         return {alias: sorted(keys) for alias, keys in table.items() if len(keys) > 1 and key in keys}
 
     def record_change(self, action: str, target: str, message: str, details: dict[str, Any]) -> Change:
+        """Audit the change; inside ``one_change`` the audit entry commits with the change and
+        ``on_change`` runs once it has."""
         self.graph.audit.record_audit(AuditEntry(now(), self.user, action, target, details))
-        if self.on_change is not None:
+        if self._changing:
+            self._changed_inside = True
+        elif self.on_change is not None:
             self.on_change()
         return Change(action, target, True, message, details)
+
+    @contextmanager
+    def one_change(self) -> Iterator[None]:
+        """The writes of the block (the change and its audit entry) as one transaction where
+        the store can (``Transactional``): all of them or none."""
+        atomic = self.graph.transaction() if isinstance(self.graph, Transactional) else nullcontext()
+        self._changing, self._changed_inside = True, False
+        try:
+            with atomic:
+                yield
+        finally:
+            self._changing = False
+        if self._changed_inside and self.on_change is not None:
+            self.on_change()
 
     def audit(self, limit: int = 50) -> list[AuditEntry]:
         return self.graph.audit.audit_log(limit)

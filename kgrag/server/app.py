@@ -19,9 +19,10 @@ from kgrag.config import Settings
 from kgrag.conversations import ConversationStore
 from kgrag.server import openapi
 from kgrag.server.errors import register_error_handlers
+from kgrag.server.jobs import Jobs
 from kgrag.server.metrics import Metrics
 from kgrag.server.request_log import RequestLog
-from kgrag.server.routes import aliases, documents, entities, feedback, health, query
+from kgrag.server.routes import aliases, documents, entities, feedback, health, jobs, query
 from kgrag.stores.consistency import HealthCheck, readiness_problems, recover
 
 log = logging.getLogger(__name__)
@@ -42,10 +43,11 @@ def create_app(settings: Settings, components: Components | None = None, *, warm
     app.config["KGRAG_ASKING"] = Asking(components, ConversationStore.on_demand(settings))
     metrics = Metrics()
     app.config["KGRAG_METRICS"] = metrics
+    app.config["KGRAG_JOBS"] = Jobs()
     register_error_handlers(app)
     RequestLog(log_stream).install(app)
     metrics.install(app)
-    for bp in (health.bp, query.bp, documents.bp, entities.bp, aliases.bp, feedback.bp):
+    for bp in (health.bp, query.bp, documents.bp, entities.bp, aliases.bp, feedback.bp, jobs.bp):
         app.register_blueprint(bp)
     openapi.install(app)
     if warm:

@@ -123,6 +123,8 @@ OPERATIONS: tuple[Operation, ...] = (
     Operation("post", "/v1/entities/_import", "Import a glossary: CSV body or a multipart file (admin)", "aliases",
               r.AliasChange, ok_status=201, extra_ok=(200,), query=p.ImportParams,
               body_media=("text/csv", "multipart/form-data"), admin=True, errors=(*_BODY_ERRORS, 404, 409)),
+    Operation("get", "/v1/jobs/<job_id>", "How far a long admin request (an import) has got (admin)", "aliases",
+              r.JobStatus, admin=True, errors=(404,)),
     Operation("get", "/healthz", "Liveness", "service", r.Health),
     Operation("get", "/readyz", "Readiness: stores answer and models are loaded (503 until then)", "service",
               r.Readiness, extra_ok=(503,)),

@@ -28,6 +28,7 @@ from kgrag.aliases.views import ambiguous_aliases, list_entities, show
 from kgrag.errors import StoreConflict
 from kgrag.server.auth import require_admin
 from kgrag.server.errors import ApiError
+from kgrag.server.jobs import JOB_HEADER, VALID_ID, Job, finish, progress
 from kgrag.server.params import (
     AliasListParams,
     AuditParams,
@@ -219,8 +220,28 @@ def import_csv():
         raise ApiError(415, "unsupported_media_type", "send the glossary as text/csv or as a multipart file named 'file'")
     if suffix not in (".csv", ".yaml", ".yml", ".txt"):
         raise ApiError(400, "invalid_request", f"glossary file type {suffix!r} is not supported (.csv, .yaml, .txt)")
+    job = _job("import")
     service = _service()
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / f"glossary{suffix}"
-        path.write_bytes(data)
-        return _change(lambda: import_glossary(service, path, force=force, label=label), created_status=201)
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / f"glossary{suffix}"
+            path.write_bytes(data)
+            body, status = _change(lambda: import_glossary(service, path, force=force, label=label,
+                                                           progress=progress(job)), created_status=201)
+    except Exception as exc:
+        finish(job, failed=True, message=str(exc) if isinstance(exc, ApiError) else type(exc).__name__)
+        raise
+    finish(job, failed=False, message=body.get_json()["message"])
+    body.headers[JOB_HEADER] = job.id
+    return body, status
+
+
+def _job(kind: str) -> Job:
+    """The job this request is (its id from ``X-Kgrag-Job`` when the client chose one)."""
+    given = request.headers.get(JOB_HEADER, "").strip() or None
+    if given is not None and not VALID_ID.match(given):
+        raise ApiError(400, "invalid_request", f"{JOB_HEADER}: 1-128 characters of A-Z a-z 0-9 . _ : -")
+    job = current_app.config["KGRAG_JOBS"].start(given, kind)
+    if job is None:
+        raise ApiError(409, "conflict", f"job {given!r} is still running")
+    return job

@@ -44,6 +44,7 @@ class SqliteDatabase:
         # Write transactions begun through this object: with ``data_version`` (commits by other
         # connections) it tells a cache built from the file whether it is stale.
         self.writes = 0
+        self._depth = 0  # write blocks open on this connection (only the lock's holder reads it)
         self.app_id = app_id
         # An empty file is a new database to SQLite (and one another process is creating now);
         # a file of another kind is refused by the schema check, naming both kinds.
@@ -120,10 +121,14 @@ class SqliteDatabase:
         with self.lock:
             conn = self._open_conn(what)
             self.writes += 1
+            if self._depth:  # inside another write of this thread: part of its transaction
+                yield from self._nested(conn, what)
+                return
             try:
                 conn.execute("BEGIN IMMEDIATE")
             except sqlite3.Error as exc:
                 raise self._failed(what, exc) from exc
+            self._depth = 1
             try:
                 yield conn
                 conn.execute("COMMIT")
@@ -133,6 +138,26 @@ class SqliteDatabase:
                 if isinstance(exc, sqlite3.Error):
                     raise self._failed(what, exc) from exc
                 raise
+            finally:
+                self._depth = 0
+
+    def _nested(self, conn: sqlite3.Connection, what: str) -> Iterator[sqlite3.Connection]:
+        """A write inside a write: a savepoint, so its own failure undoes only its part (as a
+        write of its own would have been undone) and the outer transaction decides the rest."""
+        savepoint = f"kgrag_{self._depth}"
+        conn.execute(f"SAVEPOINT {savepoint}")
+        self._depth += 1
+        try:
+            yield conn
+            conn.execute(f"RELEASE {savepoint}")
+        except BaseException as exc:
+            conn.execute(f"ROLLBACK TO {savepoint}")
+            conn.execute(f"RELEASE {savepoint}")
+            if isinstance(exc, sqlite3.Error):
+                raise self._failed(what, exc) from exc
+            raise
+        finally:
+            self._depth -= 1
 
     @contextmanager
     def read(self, what: str) -> Iterator[sqlite3.Connection]:
