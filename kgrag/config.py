@@ -278,6 +278,8 @@ class ServerSettings(_Section):
     queue: int = Field(64, ge=0, le=10_000)
     admin_threads: int = Field(1, ge=1, le=16)
     admin_queue: int = Field(4, ge=0, le=1000)
+    # POST /v1/feedback needs no key: at most this many posts per client address a minute (429).
+    feedback_per_minute: int = Field(30, ge=1, le=100_000)
     # Conversations kept for ``conversation_id`` requests: gone after this long idle, and only
     # their last turns kept (a follow-up depends on the last few).
     conversation_ttl_s: float = Field(3600.0, gt=0)

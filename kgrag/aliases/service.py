@@ -16,8 +16,8 @@ Policy.
   CANONICAL (reported as ``absorbed``; ``split`` undoes it exactly).
 * Every entity an operation creates or changes becomes curated: it survives the deletion of
   the documents that mention it, so a curation is never silently lost.
-* Aliases must contain a letter or digit and none of ``; ； |`` (they separate aliases in
-  glossary files, so export stays lossless).
+* Aliases must contain a letter or digit, no control character (NUL, ESC, a newline) and
+  none of ``; ； |`` (they separate aliases in glossary files, so export stays lossless).
 * Operations are idempotent: repeating one reports ``changed: false`` and writes nothing (no
   audit entry). Bad input raises AliasError before anything is written.
 * ``rename`` keeps the old name as an alias (the old spelling still links); ``remove`` it if
@@ -43,6 +43,7 @@ from typing import Any
 from kgrag.aliases.linking import link_aliases
 from kgrag.errors import InputError
 from kgrag.stores.base import AliasGraph, AuditEntry, ChunkIndex, Transactional
+from kgrag.text.checks import control_character
 from kgrag.text.normalize import normalize_alias
 from kgrag.types import CONCEPT, Entity
 
@@ -80,6 +81,8 @@ def clean_name(value: Any, what: str) -> str:
         raise AliasError("invalid", f"{what} {value[:40]!r}... is longer than {MAX_NAME_CHARS} characters")
     if not normalize_alias(value):
         raise AliasError("invalid", f"{what} {value!r} has no letters or digits")
+    if (code := control_character(value)) is not None:
+        raise AliasError("invalid", f"{what} {value!r} contains a control character ({code})")
     if _SEPARATORS.search(value):
         raise AliasError("invalid", f"{what} {value!r} contains ';', '；' or '|' (they separate aliases in glossary files)")
     return value

@@ -50,6 +50,8 @@ def create_app(settings: Settings, components: Components | None = None, *, warm
     for bp in (health.bp, query.bp, documents.bp, entities.bp, aliases.bp, feedback.bp, jobs.bp):
         app.register_blueprint(bp)
     openapi.install(app)
+    if removed := documents.remove_staged_uploads(settings.data_dir):
+        log.warning("removed %d staging folders of uploads a stopped server left", removed)
     if warm:
         warm_up(app)
     return app

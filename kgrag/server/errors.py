@@ -42,6 +42,14 @@ class ApiError(InputError):
         self.status, self.code, self.message = status, code, message
 
 
+class RateLimited(ApiError):
+    """429: the client sent too many; ``retry_after_s`` goes into ``Retry-After``."""
+
+    def __init__(self, retry_after_s: int, message: str):
+        super().__init__(429, "rate_limited", f"{message}: try again in {retry_after_s} s")
+        self.retry_after_s = retry_after_s
+
+
 def error_response(status: int, code: str, message: str):
     rid = request_id()
     return jsonify({"error": {"code": code, "message": message, "request_id": rid}}), status
@@ -66,7 +74,10 @@ def validation_message(exc: ValidationError) -> str:
 def register_error_handlers(app: Flask) -> None:
     @app.errorhandler(ApiError)
     def _api(exc: ApiError):
-        return error_response(exc.status, exc.code, exc.message)
+        body, status = error_response(exc.status, exc.code, exc.message)
+        if isinstance(exc, RateLimited):
+            body.headers["Retry-After"] = str(exc.retry_after_s)
+        return body, status
 
     @app.errorhandler(ValidationError)
     def _validation(exc: ValidationError):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal, get_args
 
 from flask import request
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 from kgrag.asking import MAX_ANSWER_CHARS, MAX_CITED, AskRequest
 from kgrag.retrieve.llm_rewrites import REWRITES
@@ -13,6 +13,7 @@ from kgrag.retrieve.recency import Recency
 from kgrag.retrieve.types import PATHS
 from kgrag.server.errors import ApiError
 from kgrag.stores.filters import SearchFilter
+from kgrag.text.checks import control_character, lone_surrogate
 from kgrag.types import Turn
 
 MAX_TOP_K = 100
@@ -28,6 +29,12 @@ PathName = Literal["dense", "bm25", "graph"]
 assert set(get_args(PathName)) == set(PATHS), "PathName must list the retrieval paths"
 RewriteName = Literal["hyde", "multi_query", "decompose", "step_back"]
 assert get_args(RewriteName) == REWRITES, "RewriteName must list the query rewrites"
+
+
+def _no_control_characters(value: str) -> str:
+    if (code := control_character(value)) is not None:
+        raise ValueError(f"must not contain control characters (found {code})")
+    return value
 
 
 def _json_integer(value: Any) -> Any:
@@ -114,7 +121,7 @@ class QueryRequest(RetrieveRequest):
 class TextDocument(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    id: str = Field(min_length=1, max_length=512)
+    id: Annotated[str, AfterValidator(_no_control_characters)] = Field(min_length=1, max_length=512)
     text: str = Field(min_length=1)
     title: str = ""
     source: str | None = None
@@ -141,7 +148,31 @@ def json_body() -> dict:
         raise ApiError(400, "invalid_json", "the request body is not valid JSON")
     if not isinstance(body, dict):
         raise ApiError(400, "invalid_request", "the JSON body must be an object")
+    if (found := surrogate_in(body)) is not None:
+        where, code = found
+        raise ApiError(400, "invalid_request", f"{where}: contains a lone surrogate ({code}), which no text "
+                                               "encoding can hold; send valid Unicode")
     return body
+
+
+def surrogate_in(value: Any) -> tuple[str, str] | None:
+    """Where in a parsed JSON value (``filters.tags.0``, a key or a value) the first lone
+    surrogate is, and which, or None."""
+    stack: list[tuple[Any, str]] = [(value, "")]
+    while stack:
+        node, where = stack.pop()
+        if isinstance(node, str):
+            if (code := lone_surrogate(node)) is not None:
+                return where or "body", code
+        elif isinstance(node, dict):
+            for key, child in node.items():
+                path = f"{where}.{key}" if where else str(key)
+                if (code := lone_surrogate(key)) is not None:
+                    return f"{where or 'body'} (a key)", code
+                stack.append((child, path))
+        elif isinstance(node, list):
+            stack.extend((child, f"{where}.{i}" if where else str(i)) for i, child in enumerate(node))
+    return None
 
 
 _TOO_DEEP = object()

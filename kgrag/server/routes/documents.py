@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import threading
 import unicodedata
@@ -109,6 +110,19 @@ def upload_name(given: str) -> str | None:
     return name if Path(name).stem else None
 
 
+def client_filename(storage) -> str:
+    """The file name as the client sent it. werkzeug reads a backslash in the quoted name as an
+    escape (``C:\\docs\\x.md`` became ``C:docsx.md``), but browsers send it as is (the HTML
+    standard escapes only quotes, as ``%22``): the name is read again from the part's own
+    header, so ``upload_name`` keeps its last component."""
+    disposition = storage.headers.get("Content-Disposition", "")
+    if "filename*" not in disposition:
+        found = re.search(r'filename="([^"]*)"', disposition)
+        if found is not None and "\\" in found.group(1) and not found.group(1).endswith("\\"):
+            return found.group(1)
+    return storage.filename or ""
+
+
 class _Uploads:
     """One request's uploads, staged under ``uploads/.incoming/<random>/<name>`` (loaders see
     the real file name) and moved into ``uploads/<name>`` only once ingested: a file that fails
@@ -131,7 +145,7 @@ class _Uploads:
         docs: list[Document] = []
         failed: list[dict] = []
         for storage in files:
-            name = upload_name(storage.filename or "")
+            name = upload_name(client_filename(storage))
             if name is None:
                 failed.append({"path": storage.filename or "", "reason": "file name missing or unusable"})
             elif Path(name).suffix.lower() not in SUPPORTED_SUFFIXES:
@@ -168,3 +182,18 @@ class _Uploads:
 
     def discard(self) -> None:
         shutil.rmtree(self.staging, ignore_errors=True)
+
+
+def remove_staged_uploads(data_dir: Path) -> int:
+    """At start: the staging folders uploads of a killed server left (``uploads/.incoming/*``);
+    no request is running yet. Returns how many were removed."""
+    staging = Path(data_dir) / "uploads" / ".incoming"
+    if not staging.is_dir():
+        return 0
+    left = [p for p in staging.iterdir()]
+    for path in left:
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)
+    return len(left)
