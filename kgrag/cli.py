@@ -83,6 +83,8 @@ def _close_checked(comps) -> None:
 @click.pass_obj
 def ingest(settings: Settings, paths: tuple[str, ...], glossary: Path | None, as_json: bool, no_progress: bool) -> None:
     """Ingest files, directories or globs (txt md html pdf docx pptx xlsx csv eml ipynb jsonl code)."""
+    from kgrag.aliases.curation import keep_copy
+    from kgrag.ingest.sources import Sources
     from kgrag.lexicon.glossary import load_glossary
 
     glossary_path = glossary or (Path(settings.extraction.glossary) if settings.extraction.glossary else None)
@@ -90,6 +92,11 @@ def ingest(settings: Settings, paths: tuple[str, ...], glossary: Path | None, as
     comps = _components(settings)
     try:
         report = comps.ingest_job().run(paths, glossary_entities=entities, progress=not no_progress and sys.stderr.isatty())
+        # What a rebuild of a lost store reads again (kgrag.repair): these paths, and the
+        # glossary's curated names.
+        Sources(settings.data_dir).record_ingest(paths)
+        if entities:
+            keep_copy(comps.graph, settings.data_dir)
     finally:
         _close_checked(comps)
     if as_json:
@@ -114,6 +121,9 @@ def _print_report(report) -> None:
         f"({t.get('indexed_chunks', 0)} searchable), {t.get('entities', 0)} entities, "
         f"{t.get('aliases', 0)} aliases, {t.get('mentions', 0)} mentions, {t.get('relations', 0)} relations"
     )
+    if report.store_check.orphaned:
+        click.echo(f"warning: {len(report.store_check.orphaned)} documents have chunks but no record in the graph "
+                   "(a lost or replaced graph file): 'kgrag check --repair' rebuilds them from their sources", err=True)
     if report.cross_lingual_completed:
         click.echo(f"bilingual now: {report.cross_lingual_completed} stored English chunks got a multilingual vector")
     stages = ", ".join(f"{k} {v:.2f}s" for k, v in d["seconds"].items())
@@ -138,13 +148,34 @@ def delete(settings: Settings, doc_id: str) -> None:
 
 
 @main.command()
-@click.option("--repair", is_flag=True, help="Finish or discard unfinished writes, remove orphaned chunks and "
-              "drop documents whose chunks are gone (re-ingest their sources to restore them).")
+@click.option("--repair", is_flag=True, help="Set damaged files aside, finish or discard unfinished writes, and rebuild "
+              "every document one store lacks from its source (uploads, posted texts, earlier ingest paths); the "
+              "curated names and the audit log come back from their kept copy. What no source holds is removed "
+              "only after the stores are backed up into DATA_DIR/backups/.")
 @click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON.")
 @click.pass_obj
 def check(settings: Settings, repair: bool, as_json: bool) -> None:
     """Compare the two stores (and each store's own soundness); exit 1 when anything is wrong
     (after --repair: when anything is still wrong)."""
+    if repair:
+        from kgrag.repair import repair as run_repair
+
+        result = run_repair(settings).to_dict()
+    else:
+        result = _check(settings)
+    if as_json:
+        click.echo(json.dumps(result, ensure_ascii=False))
+    else:
+        click.echo(("repaired: " if repair else "") + ("the stores agree" if result["ok"] else "the stores do NOT agree"))
+        for key, value in result.items():
+            if key != "ok" and value not in ([], {}, None) and not (isinstance(value, dict) and not any(value.values())):
+                click.echo(f"  {key}: {value}")
+    if not result["ok"]:
+        sys.exit(EXIT_PARTIAL)
+
+
+def _check(settings: Settings) -> dict:
+    """The stores' own soundness, then whether they agree (read-only)."""
     from kgrag.errors import StoreError
     from kgrag.stores import consistency
 
@@ -152,28 +183,14 @@ def check(settings: Settings, repair: bool, as_json: bool) -> None:
     try:
         problems = [p for store in (comps.chunk_index, comps.graph) if isinstance(store, consistency.HealthCheck)
                     for p in store.problems()]
-        if problems and not repair:
-            result: dict = {"ok": False, "problems": problems}
-        elif repair:
-            report = consistency.repair(comps.journal, comps.chunk_index, comps.graph, drop_mismatched=True)
-            result = {"problems": problems, **report.to_dict()}
-            result["ok"] = result["ok"] and not problems
-        else:
-            diff = consistency.check(comps.journal, comps.chunk_index, comps.graph)
-            result = {"ok": diff.ok, "problems": [] if diff.ok else [diff.describe()], **diff.to_dict()}
+        if problems:
+            return {"ok": False, "problems": problems}
+        diff = consistency.check(comps.journal, comps.chunk_index, comps.graph)
+        return {"ok": diff.ok, "problems": [] if diff.ok else [diff.describe()], **diff.to_dict()}
     except StoreError as exc:
-        result = {"ok": False, "problems": [str(exc)]}
+        return {"ok": False, "problems": [str(exc)]}
     finally:
         comps.close()
-    if as_json:
-        click.echo(json.dumps(result, ensure_ascii=False))
-    else:
-        click.echo("the stores agree" if result["ok"] else "the stores do NOT agree")
-        for key, value in result.items():
-            if key != "ok" and value not in ([], {}) and not (isinstance(value, dict) and not any(value.values())):
-                click.echo(f"  {key}: {value}")
-    if not result["ok"]:
-        sys.exit(EXIT_PARTIAL)
 
 
 @main.command()

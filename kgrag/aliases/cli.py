@@ -256,6 +256,52 @@ class _Progress:
             click.echo("", err=True)
 
 
+@aliases.command("backup")
+@click.argument("path", type=click.Path(dir_okay=False, path_type=Path))
+@click.pass_context
+def backup_cmd(ctx, path) -> None:
+    """Write every curated entity and the whole audit log to PATH (JSON), to re-apply with
+    'restore' (the knowledge base keeps its own copy in DATA_DIR/curation.json)."""
+    from kgrag.aliases import curation
+
+    with _local_graph(ctx) as graph:
+        counts = curation.save(graph, path)
+    click.echo(f"wrote {counts['curated']} curated entities and {counts['audit']} audit entries to {path}")
+
+
+@aliases.command("restore")
+@click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.pass_context
+def restore_cmd(ctx, path) -> None:
+    """Re-apply a backup: curated entities are created or given the aliases they lack, audit
+    entries the log lacks are appended (with their own time and author); nothing else changes."""
+    from kgrag.aliases import curation
+
+    with _local_graph(ctx) as graph:
+        counts = curation.apply(graph, curation.load(path))
+        curation.keep_copy(graph, ctx.find_root().obj.data_dir)
+    click.echo(f"re-applied {counts['entities']} curated entities and {counts['audit_entries']} audit entries")
+
+
+@contextmanager
+def _local_graph(ctx: click.Context) -> Iterator:
+    """The graph store of the data dir (backup and restore read and write it directly)."""
+    from kgrag.components import Components
+    from kgrag.errors import InputError
+
+    if ctx.meta["kgrag_alias_server"][0]:
+        click.echo("error: backup and restore work on the data dir's own stores, not through --server", err=True)
+        sys.exit(2)
+    comps = Components(ctx.find_root().obj)
+    try:
+        yield comps.graph
+    except InputError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(2)
+    finally:
+        comps.close()
+
+
 @aliases.command("export")
 @click.argument("path", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--all", "every", is_flag=True, help="Also extracted entities that have aliases besides their name.")

@@ -38,6 +38,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from kgrag.aliases.linking import link_aliases
@@ -96,18 +97,23 @@ def clean_aliases(aliases: Sequence[Any]) -> list[str]:
 
 class AliasService:
     def __init__(self, graph: AliasGraph, chunk_index: ChunkIndex, *, user: str,
-                 max_entities_per_chunk: int = 30, on_change: Callable[[], None] | None = None):
+                 max_entities_per_chunk: int = 30, on_change: Callable[[], None] | None = None,
+                 keep_copy_in: Path | None = None):
+        """``keep_copy_in``: a data dir whose copy of the curated names and the audit log
+        (``kgrag.aliases.curation``) is rewritten after every change."""
         self.graph = graph
         self.chunk_index = chunk_index
         self.user = user
         self.max_entities_per_chunk = max_entities_per_chunk
         self.on_change = on_change
+        self.keep_copy_in = keep_copy_in
         self._changing = self._changed_inside = False
 
     @classmethod
     def from_components(cls, components, user: str, on_change: Callable[[], None] | None = None) -> AliasService:
         return cls(components.graph, components.chunk_index, user=user, on_change=on_change,
-                   max_entities_per_chunk=components.settings.extraction.max_entities_per_chunk)
+                   max_entities_per_chunk=components.settings.extraction.max_entities_per_chunk,
+                   keep_copy_in=Path(components.settings.data_dir))
 
     # -- resolving names ---------------------------------------------------------------------
     def find(self, name: str) -> Entity | None:
@@ -288,9 +294,17 @@ class AliasService:
         self.graph.audit.record_audit(AuditEntry(now(), self.user, action, target, details))
         if self._changing:
             self._changed_inside = True
-        elif self.on_change is not None:
-            self.on_change()
+        else:
+            self._changed()
         return Change(action, target, True, message, details)
+
+    def _changed(self) -> None:
+        if self.on_change is not None:
+            self.on_change()
+        if self.keep_copy_in is not None:
+            from kgrag.aliases.curation import keep_copy
+
+            keep_copy(self.graph, self.keep_copy_in)
 
     @contextmanager
     def one_change(self) -> Iterator[None]:
@@ -303,8 +317,8 @@ class AliasService:
                 yield
         finally:
             self._changing = False
-        if self._changed_inside and self.on_change is not None:
-            self.on_change()
+        if self._changed_inside:
+            self._changed()
 
     def audit(self, limit: int = 50) -> list[AuditEntry]:
         return self.graph.audit.audit_log(limit)

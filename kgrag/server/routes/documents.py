@@ -12,8 +12,8 @@ from pathlib import Path
 
 from flask import Blueprint, current_app, jsonify, request
 
-from kgrag.ingest.loaders import SUPPORTED_SUFFIXES, LoadError, load
-from kgrag.ingest.loaders.base import content_hash, document_id
+from kgrag.ingest.loaders import SUPPORTED_SUFFIXES, LoadError
+from kgrag.ingest.sources import Sources, posted_document, upload_documents
 from kgrag.server.auth import require_admin
 from kgrag.server.errors import ApiError, redact_paths
 from kgrag.server.request_log import request_id
@@ -51,11 +51,10 @@ def add_documents():
             docs, failed = uploads.load_all(request.files.getlist("file") + request.files.getlist("files"))
         else:
             req = DocumentsRequest.model_validate(json_body())
-            docs = [
-                Document(id=d.id, source=d.source or d.id, title=d.title, text=d.text,
-                         hash=content_hash(d.title, d.text, d.format), format=d.format, metadata=d.metadata)
-                for d in req.documents
-            ]
+            posted: dict[str, dict] = {}
+            for d in req.documents:  # the first of one id is ingested, a second is refused
+                posted.setdefault(d.id, d.model_dump())
+            docs = [posted_document(d.model_dump()) for d in req.documents]
             failed = []
         if not docs and failed:
             raise ApiError(400, "no_documents", "; ".join(f"{f['path']}: {f['reason']}" for f in failed))
@@ -65,6 +64,12 @@ def add_documents():
             _components().retriever.facets.invalidate()  # new doc types, tags or dates
             if uploads is not None:  # under the lock: two uploads of one name keep the later file
                 uploads.keep({f.path for f in report.failed})
+            else:  # kept as sources, so a rebuild of a lost store brings them back (kgrag.repair)
+                failed_sources = {f.path for f in report.failed}
+                sources = Sources(current_app.config["KGRAG_SETTINGS"].data_dir)
+                for fields in posted.values():
+                    if (fields.get("source") or fields["id"]) not in failed_sources:
+                        sources.keep_posted(fields)
     finally:
         if uploads is not None:
             uploads.discard()
@@ -127,7 +132,8 @@ class _Uploads:
     """One request's uploads, staged under ``uploads/.incoming/<random>/<name>`` (loaders see
     the real file name) and moved into ``uploads/<name>`` only once ingested: a file that fails
     to load or ingest never replaces the knowledge base's copy, and leaves nothing behind.
-    A file's document id is ``uploads/<name>``; two files of one request with the same name
+    A file's document id is ``uploads/<name>`` (``kgrag.ingest.sources.upload_documents``);
+    two files of one request with the same name
     are refused, not silently merged (uploading the same name again later is an update)."""
 
     def __init__(self, folder: Path, staging: Path) -> None:
@@ -164,15 +170,10 @@ class _Uploads:
         storage.save(path)
         self.names.append(name)
         try:
-            loaded = load(path)
+            return upload_documents(path, name)
         except LoadError as exc:
             failed.append({"path": name, "reason": redact_paths(exc.reason)})
             return []
-        for doc in loaded:
-            if doc.id == document_id(path):  # a whole-file document: name it by its upload
-                doc.id = f"uploads/{name}"
-            doc.source = f"uploads/{name}"
-        return loaded
 
     def keep(self, failed_sources: set[str]) -> None:
         """Move the uploads whose documents were all ingested into place."""
