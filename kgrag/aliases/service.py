@@ -50,11 +50,16 @@ from kgrag.types import CONCEPT, Entity
 
 MAX_NAME_CHARS = 200
 _SEPARATORS = re.compile(r"[;；|]")
+_LETTER_OR_DIGIT = re.compile(r"[^\W_]")
+# What ``clean_name`` accepts, as the API document states it (a pattern for Python's ``re``):
+# a letter or digit, no control character, none of the separators.
+NAME_PATTERN = r"^[^\x00-\x1f\x7f-\x9f;；|]*[^\W_][^\x00-\x1f\x7f-\x9f;；|]*$"
 
 
 class AliasError(InputError):
-    """Refused input; nothing was changed. ``code``: unknown_entity, ambiguous, conflict,
-    invalid (the HTTP API maps them to 404, 409, 409, 400)."""
+    """Refused input; nothing was changed. ``code``: unknown_entity, ambiguous, conflict (the
+    request does not fit what the graph holds now), invalid (it never could) — the HTTP API
+    maps them to 404, 409, 409, 400."""
 
     def __init__(self, code: str, message: str):
         super().__init__(message)
@@ -80,7 +85,7 @@ def clean_name(value: Any, what: str) -> str:
     value = value.strip()
     if len(value) > MAX_NAME_CHARS:
         raise AliasError("invalid", f"{what} {value[:40]!r}... is longer than {MAX_NAME_CHARS} characters")
-    if not normalize_alias(value):
+    if not _LETTER_OR_DIGIT.search(value) or not normalize_alias(value):
         raise AliasError("invalid", f"{what} {value!r} has no letters or digits")
     if (code := control_character(value)) is not None:
         raise AliasError("invalid", f"{what} {value!r} contains a control character ({code})")
@@ -177,7 +182,7 @@ class AliasService:
         aliases = clean_aliases(aliases)
         own = [a for a in aliases if normalize_alias(a) == entity.key]
         if own:
-            raise AliasError("invalid", f"{own[0]!r} is the canonical name of {entity.key!r}; rename the entity instead")
+            raise AliasError("conflict", f"{own[0]!r} is the canonical name of {entity.key!r}; rename the entity instead")
         removed = self.graph.alias_admin.remove_aliases(entity.key, aliases)
         missing = [a for a in aliases if normalize_alias(a) not in {normalize_alias(r) for r in removed}]
         if not removed:
@@ -233,9 +238,9 @@ class AliasService:
         owned = {normalize_alias(a) for a in entity.aliases}
         foreign = [a for a in aliases if normalize_alias(a) not in owned]
         if foreign:
-            raise AliasError("invalid", f"{foreign} not alias(es) of {entity.key!r} (its aliases: {entity.aliases})")
+            raise AliasError("conflict", f"{foreign} not alias(es) of {entity.key!r} (its aliases: {entity.aliases})")
         if any(normalize_alias(a) == entity.key for a in aliases):
-            raise AliasError("invalid", f"{entity.name!r} is the canonical name of {entity.key!r} and stays with it")
+            raise AliasError("conflict", f"{entity.name!r} is the canonical name of {entity.key!r} and stays with it")
         new = self.graph.alias_admin.split_entity(entity.key, aliases, into)
         self._mark_curated(entity)  # what it keeps is a person's decision now
         restored = self.graph.entity_chunk_counts([new.key]).get(new.key, 0)

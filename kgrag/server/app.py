@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable
 from typing import IO, cast
 
-from flask import Flask
+from flask import Flask, Response, request
 from flask.json.provider import DefaultJSONProvider
 
 from kgrag import heap
@@ -18,7 +18,7 @@ from kgrag.components import Components
 from kgrag.config import Settings
 from kgrag.conversations import ConversationStore
 from kgrag.server import openapi
-from kgrag.server.errors import register_error_handlers
+from kgrag.server.errors import allowed_methods, register_error_handlers
 from kgrag.server.jobs import Jobs
 from kgrag.server.metrics import Metrics
 from kgrag.server.request_log import RequestLog
@@ -28,12 +28,20 @@ from kgrag.stores.consistency import HealthCheck, readiness_problems, recover
 log = logging.getLogger(__name__)
 
 
+class KgragFlask(Flask):
+    def make_default_options_response(self) -> Response:
+        """OPTIONS answers the methods of the route the path names (``allowed_methods``)."""
+        response = self.response_class()
+        response.allow.update(allowed_methods(self, request.path))
+        return response
+
+
 def create_app(settings: Settings, components: Components | None = None, *, warm: bool = True,
                log_stream: IO[str] | None = None) -> Flask:
     """``components``: share already-loaded models (tests). ``warm``: load the models now, so
     the first question does not pay for them and ``/readyz`` means ready. ``log_stream``: where
     the JSON request log goes (default stderr)."""
-    app = Flask(__name__, static_folder="static", static_url_path="/static")
+    app = KgragFlask(__name__, static_folder="static", static_url_path="/static")
     cast(DefaultJSONProvider, app.json).ensure_ascii = False  # Chinese stays readable in responses
     app.config["MAX_CONTENT_LENGTH"] = settings.server.max_request_bytes
     app.config["KGRAG_SETTINGS"] = settings

@@ -18,7 +18,7 @@ import logging
 import re
 import sqlite3
 
-from flask import Flask, jsonify
+from flask import Flask, jsonify, request
 from pydantic import ValidationError
 from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
@@ -71,6 +71,18 @@ def validation_message(exc: ValidationError) -> str:
     return "; ".join(parts)
 
 
+def allowed_methods(app: Flask, path: str) -> set[str]:
+    """The methods of the route a path names: of the most specific rule matching it (a rule
+    with a ``path`` converter also matches the longer paths of other routes) and of the rules
+    with the same template. werkzeug's own Allow merged them all: ``/v1/entities/x/rename``
+    was said to allow GET and DELETE, the methods of ``/v1/entities/<key>``."""
+    try:
+        rule, _ = app.url_map.bind("localhost").match(path, method="OPTIONS", return_rule=True)
+    except HTTPException:
+        return set()
+    return {m for r in app.url_map.iter_rules() if r.rule == rule.rule for m in (r.methods or ())}
+
+
 def register_error_handlers(app: Flask) -> None:
     @app.errorhandler(ApiError)
     def _api(exc: ApiError):
@@ -99,6 +111,8 @@ def register_error_handlers(app: Flask) -> None:
         for name, value in exc.get_headers():  # e.g. a 405's Allow: which methods the route has
             if name.lower() != "content-type":
                 body.headers[name] = value
+        if status == 405:
+            body.headers["Allow"] = ", ".join(sorted(allowed_methods(app, request.path)))
         return body, status
 
     @app.errorhandler(Exception)

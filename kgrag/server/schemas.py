@@ -25,6 +25,9 @@ MAX_CHUNK_ID_CHARS = 1000
 # limit keeps recursive consumers (pydantic, json.dumps, SQLite JSON) far from Python's
 # recursion limit. 100k nested "[" was a 500 RecursionError before.
 MAX_JSON_DEPTH = 32
+# Text the server strips before use must hold more than white space. Stated in the document
+# (Python's ``\S``, the white space ``str.strip`` removes); the route refuses it in its own words.
+NOT_BLANK: dict[str, Any] = {"pattern": r"\S"}
 PathName = Literal["dense", "bm25", "graph"]
 assert set(get_args(PathName)) == set(PATHS), "PathName must list the retrieval paths"
 RewriteName = Literal["hyde", "multi_query", "decompose", "step_back"]
@@ -65,7 +68,7 @@ class RetrieveRequest(BaseModel):
     # The document says what the validator below refuses: never both sources of history.
     model_config = ConfigDict(extra="forbid", json_schema_extra={"not": {"required": ["history", "conversation_id"]}})
 
-    question: str = Field(min_length=1, max_length=MAX_QUESTION_CHARS)
+    question: str = Field(min_length=1, max_length=MAX_QUESTION_CHARS, json_schema_extra=NOT_BLANK)
     # "5" or true is refused naming the field, not silently coerced
     top_k: Annotated[int, Field(ge=1, le=MAX_TOP_K), BeforeValidator(_json_integer)] | None = None
     # Parsed here, once: a bad key or value is a 400 naming it (kgrag.stores.filters).
