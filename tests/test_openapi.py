@@ -82,14 +82,17 @@ def test_the_live_api_conforms_to_its_document(api_schema):
 # -- every check schemathesis has (issue 47: the document disagreed with the server in 27 places:
 # OPTIONS Allow headers, valid `q` values refused, undocumented 404/414) ----------------------
 def _schemathesis(url: str, *args: str, timeout: float = 600) -> str:
-    """``schemathesis run URL/openapi.json --checks all`` (its CLI, as a user runs it); the
-    output, after asserting it found nothing."""
+    """``schemathesis run URL/openapi.json --checks all`` (its CLI, as a user runs it, in a
+    folder of its own: it keeps a cache where it runs); the output, after asserting it found
+    nothing."""
     import subprocess
     import sys
+    import tempfile
 
     cmd = [sys.executable, "-m", "schemathesis.cli", "run", f"{url}/openapi.json", "--checks", "all",
            "--generation-deterministic", "--no-color", "--request-timeout", "60", *args]
-    run = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    with tempfile.TemporaryDirectory() as folder:
+        run = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=folder)
     out = run.stdout + run.stderr
     summary = out[out.find("=== SUMMARY"):] if "=== SUMMARY" in out else out[-3000:]
     assert run.returncode == 0, out[out.find("=== FAILURES"):][:6000] if "=== FAILURES" in out else out[-6000:]

@@ -170,7 +170,7 @@ class RemoteAliases:
                 status = self.client.get(f"/v1/jobs/{job}")
             except (StoreError, InputError):  # not started yet (404), or a blip: ask again
                 continue
-            if status.get("state") == "running":
+            if status.get("state") == "running" and status.get("stage") != "queued":
                 progress(status["stage"], status["done"], status["total"])
 
     def export_glossary(self, path, *, every):

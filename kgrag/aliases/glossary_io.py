@@ -118,7 +118,7 @@ def import_glossary(service: AliasService, path: str | Path, *, force: bool = Fa
     message = (f"imported {len(entries)} entries: {len(created)} created, aliases added to {len(added)}, "
                f"{sum(len(v) for v in merges.values())} extracted entities merged in, "
                f"{details['linked_chunks']} chunk mention(s) linked in {linked} chunk(s)")
-    say("writing", 0, 1)
+    say("writing", 0, 0)
     with service.one_change():
         graph.upsert_entities(entries)  # curated; new entities created, new aliases added
         for key, todo in merges.items():
