@@ -7,7 +7,9 @@ from __future__ import annotations
 import re
 import unicodedata
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
+from kgrag.text.scripts import SURROGATE_RANGES
+
+_SURROGATE = re.compile(f"[{SURROGATE_RANGES}]")
 
 
 def lone_surrogate(text: str) -> str | None:
