@@ -28,7 +28,26 @@ def _offline_env() -> None:
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 
-@click.group()
+class _Commands(click.Group):
+    """Every command: a store failure is one line naming what failed (a damaged file and the
+    command that rebuilds it), exit 1, never a traceback."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        import sqlite3
+
+        from kgrag.errors import StoreDamaged, StoreError, damage_message
+
+        try:
+            return super().invoke(ctx)
+        except StoreDamaged as exc:
+            raise click.ClickException(str(exc)) from None
+        except StoreError as exc:
+            raise click.ClickException(f"a store failed: {exc}") from None
+        except sqlite3.DatabaseError as exc:
+            raise click.ClickException(damage_message("a store file", str(exc))) from None
+
+
+@click.group(cls=_Commands)
 @click.option("--data-dir", type=click.Path(path_type=Path), help="Knowledge base folder (default: $KGRAG_DATA_DIR or ./data).")
 @click.option("-v", "--verbose", is_flag=True, help="Log debug messages.")
 @click.pass_context
@@ -71,6 +90,8 @@ def ingest(settings: Settings, paths: tuple[str, ...], glossary: Path | None, as
 
     A document's id is its path relative to the folder or glob root it was found through (or
     --root), the same from any working directory."""
+    from kgrag.aliases.curation import keep_copy
+    from kgrag.ingest.sources import Sources
     from kgrag.lexicon.glossary import load_glossary
 
     glossary_path = glossary or (Path(settings.extraction.glossary) if settings.extraction.glossary else None)
@@ -79,6 +100,11 @@ def ingest(settings: Settings, paths: tuple[str, ...], glossary: Path | None, as
     try:
         progress = False if no_progress else (True if sys.stderr.isatty() else "lines")
         report = comps.ingest_job().run(paths, glossary_entities=entities, progress=progress, root=root)
+        # What a rebuild of a lost store reads again (kgrag.repair): these paths, and the
+        # glossary's curated names.
+        Sources(settings.data_dir).record_ingest(paths, root)
+        if entities:
+            keep_copy(comps.graph, settings.data_dir)
     finally:
         _close_checked(comps)
     if as_json:
@@ -107,6 +133,9 @@ def _print_report(report) -> None:
         f"({t.get('indexed_chunks', 0)} searchable), {t.get('entities', 0)} entities, "
         f"{t.get('aliases', 0)} aliases, {t.get('mentions', 0)} mentions, {t.get('relations', 0)} relations"
     )
+    if report.store_check.orphaned:
+        click.echo(f"warning: {len(report.store_check.orphaned)} documents have chunks but no record in the graph "
+                   "(a lost or replaced graph file): 'kgrag check --repair' rebuilds them from their sources", err=True)
     if report.cross_lingual_completed:
         click.echo(f"bilingual now: {report.cross_lingual_completed} stored English chunks got a multilingual vector")
     stages = ", ".join(f"{k} {v:.2f}s" for k, v in d["seconds"].items())
@@ -131,13 +160,34 @@ def delete(settings: Settings, doc_id: str) -> None:
 
 
 @main.command()
-@click.option("--repair", is_flag=True, help="Finish or discard unfinished writes, remove orphaned chunks and "
-              "drop documents whose chunks are gone (re-ingest their sources to restore them).")
+@click.option("--repair", is_flag=True, help="Set damaged files aside, finish or discard unfinished writes, and rebuild "
+              "every document one store lacks from its source (uploads, posted texts, earlier ingest paths); the "
+              "curated names and the audit log come back from their kept copy. What no source holds is removed "
+              "only after the stores are backed up into DATA_DIR/backups/.")
 @click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON.")
 @click.pass_obj
 def check(settings: Settings, repair: bool, as_json: bool) -> None:
     """Compare the two stores (and each store's own soundness); exit 1 when anything is wrong
     (after --repair: when anything is still wrong)."""
+    if repair:
+        from kgrag.repair import repair as run_repair
+
+        result = run_repair(settings).to_dict()
+    else:
+        result = _check(settings)
+    if as_json:
+        click.echo(json.dumps(result, ensure_ascii=False))
+    else:
+        click.echo(("repaired: " if repair else "") + ("the stores agree" if result["ok"] else "the stores do NOT agree"))
+        for key, value in result.items():
+            if key != "ok" and value not in ([], {}, None) and not (isinstance(value, dict) and not any(value.values())):
+                click.echo(f"  {key}: {value}")
+    if not result["ok"]:
+        sys.exit(EXIT_PARTIAL)
+
+
+def _check(settings: Settings) -> dict:
+    """The stores' own soundness, then whether they agree (read-only)."""
     from kgrag.errors import StoreError
     from kgrag.stores import consistency
 
@@ -145,28 +195,14 @@ def check(settings: Settings, repair: bool, as_json: bool) -> None:
     try:
         problems = [p for store in (comps.chunk_index, comps.graph) if isinstance(store, consistency.HealthCheck)
                     for p in store.problems()]
-        if problems and not repair:
-            result: dict = {"ok": False, "problems": problems}
-        elif repair:
-            report = consistency.repair(comps.journal, comps.chunk_index, comps.graph, drop_mismatched=True)
-            result = {"problems": problems, **report.to_dict()}
-            result["ok"] = result["ok"] and not problems
-        else:
-            diff = consistency.check(comps.journal, comps.chunk_index, comps.graph)
-            result = {"ok": diff.ok, "problems": [] if diff.ok else [diff.describe()], **diff.to_dict()}
+        if problems:
+            return {"ok": False, "problems": problems}
+        diff = consistency.check(comps.journal, comps.chunk_index, comps.graph)
+        return {"ok": diff.ok, "problems": [] if diff.ok else [diff.describe()], **diff.to_dict()}
     except StoreError as exc:
-        result = {"ok": False, "problems": [str(exc)]}
+        return {"ok": False, "problems": [str(exc)]}
     finally:
         comps.close()
-    if as_json:
-        click.echo(json.dumps(result, ensure_ascii=False))
-    else:
-        click.echo("the stores agree" if result["ok"] else "the stores do NOT agree")
-        for key, value in result.items():
-            if key != "ok" and value not in ([], {}) and not (isinstance(value, dict) and not any(value.values())):
-                click.echo(f"  {key}: {value}")
-    if not result["ok"]:
-        sys.exit(EXIT_PARTIAL)
 
 
 @main.command()
@@ -194,13 +230,15 @@ def stats(settings: Settings, as_json: bool) -> None:
 @main.command()
 @click.option("--host", help="Interface to bind (default 127.0.0.1: only this machine).")
 @click.option("--port", type=int, help="Port (default 8000).")
-@click.option("--threads", type=int, default=8, show_default=True, help="Request threads sharing one model set.")
+@click.option("--threads", type=click.IntRange(1, 256), help="Threads answering questions, sharing one model set "
+              "(default: server.threads, 8).")
 @click.pass_obj
-def serve(settings: Settings, host: str | None, port: int | None, threads: int) -> None:
+def serve(settings: Settings, host: str | None, port: int | None, threads: int | None) -> None:
     """Serve the HTTP API and the web page (gunicorn, one process, threads)."""
     from kgrag.server import port_check
 
-    server = settings.server.model_copy(update={k: v for k, v in (("host", host), ("port", port)) if v})
+    server = settings.server.model_copy(update={k: v for k, v in (("host", host), ("port", port),
+                                                                  ("threads", threads)) if v})
     settings = settings.model_copy(update={"server": server})
     if port_check.in_use(server.host, server.port):  # one line and exit 2, before anything else
         click.echo(port_check.in_use_message(server.host, server.port, "kgrag serve"), err=True)
@@ -210,7 +248,7 @@ def serve(settings: Settings, host: str | None, port: int | None, threads: int) 
     if server.host not in ("127.0.0.1", "localhost", "::1"):
         click.echo(f"warning: binding {server.host}: the API is reachable from other machines", err=True)
     click.echo(f"kgrag serving {settings.data_dir} on http://{server.host}:{server.port}/", err=True)
-    KgragGunicorn(settings, threads=threads).run()
+    KgragGunicorn(settings).run()
 
 
 def _json_value(value: str) -> Any:

@@ -59,11 +59,13 @@ class KgragClient:
         return self.request("DELETE", path, params=params)
 
     def request(self, method: str, path: str, *, body: Any = None, params: dict[str, Any] | None = None,
-                data: bytes | None = None, content_type: str | None = None) -> Any:
+                data: bytes | None = None, content_type: str | None = None,
+                headers: dict[str, str] | None = None) -> Any:
         """One request; the decoded JSON body (or text, for a non-JSON answer)."""
         if body is not None:
             data, content_type = json.dumps(body, ensure_ascii=False).encode("utf-8"), "application/json"
-        req = urllib.request.Request(self.url(path, params), data=data, method=method, headers=self._headers(content_type))
+        req = urllib.request.Request(self.url(path, params), data=data, method=method,
+                                     headers={**self._headers(content_type), **(headers or {})})
         try:
             with urllib.request.urlopen(req, timeout=self.timeout_s) as resp:
                 return _decode(resp.headers.get_content_type(), resp.read())

@@ -15,6 +15,7 @@ from kgrag.errors import ConfigError
 from kgrag.ingest.chunking import Chunker
 from kgrag.ingest.job import IngestJob
 from kgrag.ingest.revision import revision, stale
+from kgrag.ingest.sources import Sources
 from kgrag.models.base import Embedder, Reranker
 from kgrag.stores.base import ChunkIndex, GraphStore
 from kgrag.stores.consistency import FileCheck, WriteJournal
@@ -151,6 +152,7 @@ class Components:
             metadata=self.settings.metadata,
             revision=self.ingest_revision(),
             data_dir=self.settings.data_dir,
+            sources=Sources(self.settings.data_dir),
         )
 
     def ingest_revision(self) -> str:

@@ -261,6 +261,25 @@ class ServerSettings(_Section):
     port: int = Field(8000, ge=1, le=65535)
     api_key: str | None = None  # admin routes refuse every request while unset
     max_request_bytes: int = 2 * 1024 * 1024
+    # The HTTP front (kgrag/server/front.py). A request's line and headers must arrive within
+    # header_timeout_s of their first byte, and the whole request, body included, within
+    # request_timeout_s (else 408 and the connection closes); a response the client does not
+    # read is abandoned after send_timeout_s; an idle connection closes after keepalive_s.
+    header_timeout_s: float = Field(10.0, gt=0, le=3600)
+    request_timeout_s: float = Field(30.0, gt=0, le=3600)
+    send_timeout_s: float = Field(30.0, gt=0, le=3600)
+    keepalive_s: float = Field(5.0, gt=0, le=3600)
+    max_connections: int = Field(1000, ge=1)
+    # Lanes: questions and other reads run on `threads` threads with `queue` more waiting (then
+    # 503 + Retry-After); admin writes (uploads, deletes, alias changes, imports) on their own
+    # `admin_threads` with `admin_queue` waiting (then 429 + Retry-After), so a long import never
+    # takes a thread from questions. /healthz and /readyz have a lane of their own.
+    threads: int = Field(8, ge=1, le=256)
+    queue: int = Field(64, ge=0, le=10_000)
+    admin_threads: int = Field(1, ge=1, le=16)
+    admin_queue: int = Field(4, ge=0, le=1000)
+    # POST /v1/feedback needs no key: at most this many posts per client address a minute (429).
+    feedback_per_minute: int = Field(30, ge=1, le=100_000)
     # Conversations kept for ``conversation_id`` requests: gone after this long idle, and only
     # their last turns kept (a follow-up depends on the last few).
     conversation_ttl_s: float = Field(3600.0, gt=0)

@@ -15,7 +15,8 @@ Members (tests/test_errors.py finds every exception class in kgrag and checks th
 InputError ← ApiError (server; its own 4xx status), RetrievalError, LoadError, GlossaryError,
 AliasError, TransferError, EvalConfigError, EvalDataError, CompareError, RemoteRefused (a server's
 4xx, ``kgrag.client``) (and SearchFilter.parse raises it);
-StoreError ← StoreConflict (a refusal: HTTP 409), PartialWrite (ingest), KnowledgeBaseError (eval),
+StoreError ← StoreConflict (a refusal: HTTP 409), StoreDamaged (a store file that needs
+``kgrag check --repair``), PartialWrite (ingest), KnowledgeBaseError (eval),
 ArcadeUnavailable and Neo4jUnavailable (server launchers), RemoteError (a server's 5xx or no answer, ``kgrag.client``);
 ModelError ← EmbedderError, RerankerError, NerError, LLMError, RewriteRejected.
 InputError and ConfigError are ValueErrors, so every class that was one still is;
@@ -40,6 +41,24 @@ class StoreError(KgragError):
 class StoreConflict(StoreError):
     """A store refused a change that conflicts with what it holds (a key already taken, an
     entity it does not have): the caller's conflict (HTTP 409), not a broken store (503)."""
+
+
+REPAIR_COMMAND = "kgrag check --repair"
+
+
+class StoreDamaged(StoreError):
+    """A store's file is damaged (emptied, truncated, overwritten, not the database it was): the
+    message names the file and the command that rebuilds it (the HTTP layer shows only the
+    file's name, ``kgrag.server.errors.redact_paths``)."""
+
+    def __init__(self, path: str, reason: str):
+        self.path, self.reason = str(path), reason
+        super().__init__(damage_message(self.path, reason))
+
+
+def damage_message(name: str, reason: str) -> str:
+    """One line for a damaged store file: what is wrong and what to run."""
+    return f"{name} is damaged ({reason}): run '{REPAIR_COMMAND}' to rebuild it from its sources and the other store"
 
 
 class ConfigError(KgragError, ValueError):

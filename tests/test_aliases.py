@@ -205,10 +205,10 @@ def test_every_operation_is_idempotent(seeded):
     (lambda s: s.rename("Nope", "New"), "unknown_entity", "no entity named 'Nope'"),
     (lambda s: s.rename("Tree algorithms", "树的算法"), "conflict", "already exists; merge"),
     (lambda s: s.merge("Tree algorithms", ["树的算法", "Nope"]), "unknown_entity", "no entity named 'Nope'"),
-    (lambda s: s.split("Tree algorithms", ["树的算法"], into="Ancestors"), "invalid", "not alias"),
+    (lambda s: s.split("Tree algorithms", ["树的算法"], into="Ancestors"), "conflict", "not alias"),
     (lambda s: s.split("Nope", ["x"], into="Y"), "unknown_entity", "no entity named 'Nope'"),
     (lambda s: s.delete("Nope"), "unknown_entity", "no entity named 'Nope'"),
-    (lambda s: s.remove("Tree algorithms", ["tree algorithms"]), "invalid", "rename the entity instead"),
+    (lambda s: s.remove("Tree algorithms", ["tree algorithms"]), "conflict", "rename the entity instead"),
     # 树的算法 is made curated below: taking its name as an alias needs --force
     (lambda s: s.add("LCA", ["祖先", "树的算法"]), "conflict", "canonical name of curated entity '树的算法'"),
 ])

@@ -24,6 +24,7 @@ EXPECTED = {
     "kgrag.eval.compare.CompareError": InputError,
     "kgrag.eval.kb.KnowledgeBaseError": StoreError,
     "kgrag.errors.StoreConflict": StoreError,
+    "kgrag.errors.StoreDamaged": StoreError,
     "kgrag.ingest.job.PartialWrite": StoreError,
     "kgrag.models.llm.LLMError": ModelError,
     "kgrag.retrieve.followup_llm.RewriteRejected": ModelError,

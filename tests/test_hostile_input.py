@@ -114,8 +114,13 @@ def test_a_broken_store_is_503_not_400_and_shows_no_server_path(settings, embedd
                          ids=["100k-brackets", "5k-deep-filters", "40-deep-object"])
 def test_deeply_nested_json_is_a_400(served, body):
     """Before: 100k nested "[" was a 500 RecursionError."""
+    from kgrag.server.routes.feedback import MAX_BODY_BYTES
+
     client, _ = served
     for route in ("/v1/query", "/v1/retrieve", "/v1/feedback"):
+        if route == "/v1/feedback" and len(body) > MAX_BODY_BYTES:  # refused for its size first
+            _error(client.post(route, data=body, content_type="application/json"), 413, "request_too_large")
+            continue
         error = _error(client.post(route, data=body, content_type="application/json"), 400, "invalid_json")
         assert "nests deeper than" in error["message"]
     _still_serving(client)
@@ -248,3 +253,86 @@ def test_failed_uploads_leave_nothing_behind_and_keep_the_old_version(admin_clie
     assert _document_ids(admin_client) == {"uploads/heap.md"}
     hits = admin_client.post("/v1/retrieve", json={"question": "What does a binary heap keep at its root?"})
     assert hits.get_json()["hits"][0]["doc_id"] == "uploads/heap.md"
+
+
+# -- issue 47: input edges -------------------------------------------------------------------
+SURROGATE = "\udfff"
+
+
+@pytest.mark.parametrize(("route", "body", "field"), [
+    ("/v1/query", {"question": f"Glass Harbor {SURROGATE}"}, "question"),
+    ("/v1/query", {"question": "Glass Harbor", "filters": {"tags": ["a", SURROGATE]}}, "filters.tags.1"),
+    ("/v1/retrieve", {"question": "Glass Harbor", "filters": {"source": SURROGATE}}, "filters.source"),
+    ("/v1/retrieve", {"question": "x", "history": [{"question": "y", "answer": SURROGATE}]}, "history.0.answer"),
+    ("/v1/feedback", {"rating": "helpful", "question": "q", "comment": SURROGATE}, "comment"),
+    ("/v1/documents", {"documents": [{"id": "d", "text": "t", "metadata": {"tag": SURROGATE}}]},
+     "documents.0.metadata.tag"),
+    ("/v1/documents", {"documents": [{"id": "d", "text": "t", "metadata": {SURROGATE: "x"}}]},
+     "documents.0.metadata (a key)"),
+    ("/v1/entities/LCA/aliases", {"aliases": [f"least {SURROGATE}"]}, "aliases.0"),
+    ("/v1/entities/_merge", {"keep": SURROGATE, "drop": ["x"]}, "keep"),
+], ids=["question", "filter-tag", "filter-source", "history", "feedback", "metadata-value", "metadata-key",
+        "alias", "merge"])
+def test_a_lone_surrogate_is_a_400_naming_the_field_on_every_route(served, route, body, field):
+    """Before: lone surrogates in filters, metadata, tags or aliases answered 500, or 503
+    store_unavailable with the exception's text."""
+    client, _ = served
+    data = json.dumps(body)  # ensure_ascii: the surrogate travels as the escape "\udfff"
+    resp = client.post(route, data=data, content_type="application/json", headers=ADMIN)
+    error = _error(resp, 400, "invalid_request")
+    assert error["message"].startswith(f"{field}: contains a lone surrogate (U+DFFF)"), error
+    _still_serving(client)
+
+
+def test_control_characters_are_refused_in_document_ids_and_aliases(admin_client):
+    """Before: NUL and ESC were accepted in document ids and aliases."""
+    resp = admin_client.post("/v1/documents", json={"documents": [{"id": "doc\u0000one", "text": "Some text."}]},
+                             headers=ADMIN)
+    error = _error(resp, 400, "invalid_request")
+    assert error["message"].startswith("documents.0.id") and "U+0000" in error["message"], error
+    assert _document_ids(admin_client) == set()
+    resp = admin_client.post("/v1/entities/Heap/aliases", json={"aliases": ["binary\u001bheap"]}, headers=ADMIN)
+    assert "U+001B" in _error(resp, 400, "invalid")["message"]
+    csv = "canonical,type,aliases\nHeap,CONCEPT,min\u0000heap\n".encode()
+    resp = admin_client.post("/v1/entities/_import", data=csv, content_type="text/csv", headers=ADMIN)
+    assert "U+0000" in _error(resp, 400, "invalid")["message"]
+    assert admin_client.get("/v1/entities/_aliases", headers=ADMIN).get_json()["entities"] == []
+
+
+def test_a_windows_style_upload_name_keeps_its_last_component(admin_client):
+    """Before: ``C:\\Windows\\x.md`` (as old browsers send a file's path) was stored as
+    ``C:Windowsx.md``."""
+    resp = _upload(admin_client, (b"# Tides\n\nThe tide tables are printed each spring.", "C:\\Windows\\tides.md"))
+    assert resp.status_code == 201, resp.get_json()
+    assert _document_ids(admin_client) == {"uploads/tides.md"}
+    assert _stored(admin_client) == {"tides.md"}
+
+
+def test_feedback_has_a_size_limit_and_a_rate_limit_per_client(admin_client):
+    """Before: 300 posts added 8 MB, with no limit."""
+    big = {"rating": "wrong", "question": "q", "answer": "a" * 20000, "comment": "c" * 2000,
+           "citations": [{"n": i + 1, "chunk_id": "x" * 500} for i in range(100)]}
+    error = _error(admin_client.post("/v1/feedback", json=big), 413, "request_too_large")
+    assert "feedback is at most" in error["message"]
+    limit = admin_client.application.config["KGRAG_SETTINGS"].server.feedback_per_minute
+    for i in range(limit):
+        resp = admin_client.post("/v1/feedback", json={"rating": "helpful", "question": f"question {i}"})
+        assert resp.status_code == 201, resp.get_json()
+    resp = admin_client.post("/v1/feedback", json={"rating": "helpful", "question": "one more"})
+    error = _error(resp, 429, "rate_limited")
+    assert 0 < int(resp.headers["Retry-After"]) <= 60 and "feedback posts a minute" in error["message"]
+    # Another client is not held back.
+    other = admin_client.post("/v1/feedback", json={"rating": "helpful", "question": "from elsewhere"},
+                              environ_base={"REMOTE_ADDR": "10.0.0.9"})
+    assert other.status_code == 201
+
+
+def test_leftover_upload_staging_is_removed_at_start(components):
+    """Before: a killed upload left ``uploads/.incoming/<uuid>/`` behind for good."""
+    left = Path(components.settings.data_dir) / "uploads" / ".incoming" / "0123abcd"
+    left.mkdir(parents=True)
+    (left / "half.md").write_bytes(b"# Half\n\nwritten when the server was killed")
+    kept = Path(components.settings.data_dir) / "uploads" / "kept.md"
+    kept.write_bytes(b"# Kept\n\nan ingested upload")
+    create_app(_with_key(components.settings), components, warm=False)
+    assert not left.exists() and kept.exists()

@@ -83,7 +83,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("kgrag.generate",),  # answering from retrieved hits
     ("kgrag.asking", "kgrag.aliases", "kgrag.request_options"),  # application seams; what a request may ask
     ("kgrag.components",),  # builds everything for one process
-    ("kgrag.eval", "kgrag.server"),  # front ends
+    ("kgrag.eval", "kgrag.server", "kgrag.repair"),  # front ends; rebuilding a damaged knowledge base
     ("kgrag.cli",),
 )
 

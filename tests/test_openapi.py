@@ -77,3 +77,64 @@ def test_the_live_api_conforms_to_its_document(api_schema):
     assert set(calls) == set(operations), set(operations) - set(calls)
     assert len(calls) >= 100, len(calls)
     assert not failures, "\n\n".join(failures)
+
+
+# -- every check schemathesis has (issue 47: the document disagreed with the server in 27 places:
+# OPTIONS Allow headers, valid `q` values refused, undocumented 404/414) ----------------------
+def _schemathesis(url: str, *args: str, timeout: float = 600) -> str:
+    """``schemathesis run URL/openapi.json --checks all`` (its CLI, as a user runs it, in a
+    folder of its own: it keeps a cache where it runs); the output, after asserting it found
+    nothing."""
+    import subprocess
+    import sys
+    import tempfile
+
+    cmd = [sys.executable, "-m", "schemathesis.cli", "run", f"{url}/openapi.json", "--checks", "all",
+           "--generation-deterministic", "--no-color", "--request-timeout", "60", *args]
+    with tempfile.TemporaryDirectory() as folder:
+        run = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=folder)
+    out = run.stdout + run.stderr
+    summary = out[out.find("=== SUMMARY"):] if "=== SUMMARY" in out else out[-3000:]
+    assert run.returncode == 0, out[out.find("=== FAILURES"):][:6000] if "=== FAILURES" in out else out[-6000:]
+    assert "No issues found" in summary or " passed" in summary, summary
+    return out
+
+
+def test_schemathesis_with_every_check_finds_no_mismatch(live_server):
+    """The public surface (admin routes answer 401: no key is sent), every phase."""
+    out = _schemathesis(live_server.url, "--max-examples", "8")
+    print(out[out.find("=== SUMMARY"):])
+
+
+@pytest.fixture
+def admin_server(components, tmp_path):
+    """A fresh knowledge base with the admin key set, on a loopback server of its own (the
+    run changes it)."""
+    import io
+
+    from tests.live_server import start_server
+    from tests.test_aliases import ingest_seed
+
+    ingest_seed(components, tmp_path)
+    settings = components.settings.model_copy(update={"server": components.settings.server.model_copy(
+        update={"api_key": "openapi-key", "feedback_per_minute": 100_000})})
+    app = create_app(settings, components, warm=False)
+    app.config["KGRAG_WARM"] = True
+    live = start_server(app, io.StringIO())
+    yield live
+    live.stop()
+
+
+def test_schemathesis_with_every_check_finds_no_mismatch_on_admin_routes(admin_server):
+    """With the key, every operation does its work. Two limits, each with its reason:
+    - the stateful phase is left out: schemathesis's stateful runner reported a request built
+      from a previous response as "schema-violating" with the invalid component "positive test
+      case", a request the document allows;
+    - for the two file uploads (documents, glossaries), a file's content cannot be stated by a
+      schema (a PNG is a valid ``format: binary`` file, not a document), so positive-data
+      acceptance is not asked of them; every other check is."""
+    key = ["-H", "X-API-Key: openapi-key", "--phases", "examples,coverage,fuzzing", "--max-examples", "5"]
+    uploads = ["/v1/documents", "/v1/entities/_import"]
+    _schemathesis(admin_server.url, *key, *[a for p in uploads for a in ("--exclude-path", p)])
+    _schemathesis(admin_server.url, *key, "--exclude-checks", "positive_data_acceptance",
+                  *[a for p in uploads for a in ("--include-path", p)])

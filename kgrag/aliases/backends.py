@@ -12,10 +12,17 @@ failures are ``StoreError`` (a store, or the server, failed: exit 1).
 from __future__ import annotations
 
 import tempfile
+import threading
+import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
 
 from kgrag.client import KgragClient, entity_path
+from kgrag.errors import InputError, StoreError
+
+JOB_HEADER = "X-Kgrag-Job"  # as kgrag.server.jobs names it (the client imports nothing of the server)
+PROGRESS_EVERY_S = 0.5
 
 
 class AliasBackend(Protocol):
@@ -28,7 +35,8 @@ class AliasBackend(Protocol):
     def merge(self, keep: str, drop: list[str]) -> dict[str, Any]: ...
     def split(self, entity: str, names: list[str], into: str) -> dict[str, Any]: ...
     def delete(self, entity: str) -> dict[str, Any]: ...
-    def import_glossary(self, path: Path, *, force: bool) -> dict[str, Any]: ...
+    def import_glossary(self, path: Path, *, force: bool,
+                        progress: Callable[[str, int, int], None] | None = None) -> dict[str, Any]: ...
     def export_glossary(self, path: Path, *, every: bool) -> dict[str, Any]: ...
     def suggest(self, *, limit: int, max_entities: int, embeddings: bool) -> list[dict[str, Any]]: ...
     def audit(self, limit: int) -> list[dict[str, Any]]: ...
@@ -73,10 +81,10 @@ class LocalAliases:
     def delete(self, entity):
         return self.service.delete(entity).to_dict()
 
-    def import_glossary(self, path, *, force):
+    def import_glossary(self, path, *, force, progress=None):
         from kgrag.aliases.glossary_io import import_glossary
 
-        return import_glossary(self.service, path, force=force).to_dict()
+        return import_glossary(self.service, path, force=force, progress=progress).to_dict()
 
     def export_glossary(self, path, *, every):
         from kgrag.aliases.glossary_io import export_glossary
@@ -127,8 +135,10 @@ class RemoteAliases:
     def delete(self, entity):
         return self.client.delete(entity_path(entity))
 
-    def import_glossary(self, path, *, force):
-        """Any glossary format is read here (its errors name the file and line) and sent as CSV."""
+    def import_glossary(self, path, *, force, progress=None):
+        """Any glossary format is read here (its errors name the file and line) and sent as CSV.
+        With ``progress``: the request names its job (``X-Kgrag-Job``) and the job's progress
+        is asked for every ``PROGRESS_EVERY_S`` while it runs."""
         from kgrag.aliases.service import AliasError
         from kgrag.lexicon.glossary import GlossaryError, load_glossary, write_glossary_csv
 
@@ -140,8 +150,28 @@ class RemoteAliases:
                 data = csv_path.read_bytes()
         except GlossaryError as exc:
             raise AliasError("invalid", str(exc)) from None
-        return self.client.request("POST", "/v1/entities/_import", params={"force": force}, data=data,
-                                   content_type="text/csv")
+        job = uuid.uuid4().hex
+        stop = threading.Event()
+        watcher = None
+        if progress is not None:
+            watcher = threading.Thread(target=self._follow, args=(job, progress, stop), daemon=True)
+            watcher.start()
+        try:
+            return self.client.request("POST", "/v1/entities/_import", params={"force": force}, data=data,
+                                       content_type="text/csv", headers={JOB_HEADER: job})
+        finally:
+            stop.set()
+            if watcher is not None:
+                watcher.join(timeout=5)
+
+    def _follow(self, job: str, progress: Callable[[str, int, int], None], stop: threading.Event) -> None:
+        while not stop.wait(PROGRESS_EVERY_S):
+            try:
+                status = self.client.get(f"/v1/jobs/{job}")
+            except (StoreError, InputError):  # not started yet (404), or a blip: ask again
+                continue
+            if status.get("state") == "running" and status.get("stage") != "queued":
+                progress(status["stage"], status["done"], status["total"])
 
     def export_glossary(self, path, *, every):
         from kgrag.aliases.service import AliasError

@@ -53,7 +53,7 @@ def aliases(ctx: click.Context, user: str | None, server: str | None, api_key: s
 @contextmanager
 def _backend(ctx: click.Context) -> Iterator[AliasBackend]:
     """The local stores, or the server named by ``--server``; refusals exit 2, failures exit 1."""
-    from kgrag.errors import InputError, StoreError
+    from kgrag.errors import InputError, StoreDamaged, StoreError
 
     comps = None
     try:
@@ -75,6 +75,9 @@ def _backend(ctx: click.Context) -> Iterator[AliasBackend]:
     except InputError as exc:  # AliasError here, RemoteRefused (HTTP 4xx) through a server
         click.echo(f"error: {exc}", err=True)
         sys.exit(2)
+    except StoreDamaged as exc:  # names the file and the repair
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(1)
     except StoreError as exc:  # a store, or the server, failed
         click.echo(f"error: the store refused: {exc}", err=True)
         sys.exit(1)
@@ -219,9 +222,84 @@ def delete(ctx, entity, as_json) -> None:
 @_json
 @click.pass_context
 def import_cmd(ctx, path, force, as_json) -> None:
-    """Import a glossary (CSV canonical,type,aliases; YAML or line format too)."""
+    """Import a glossary (CSV canonical,type,aliases; YAML or line format too); its progress
+    is shown on stderr."""
+    shown = _Progress()
     with _backend(ctx) as backend:
-        _report(backend.import_glossary(path, force=force), as_json)
+        try:
+            change = backend.import_glossary(path, force=force, progress=shown)
+        finally:
+            shown.close()
+        _report(change, as_json)
+
+
+class _Progress:
+    """An import's progress on stderr: a line kept up to date on a terminal, else one line per
+    stage as it starts."""
+
+    UNITS = {"checking": "rows", "linking": "chunks examined"}
+
+    def __init__(self) -> None:
+        self.tty = sys.stderr.isatty()
+        self.stage: str | None = None
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        unit = self.UNITS.get(stage, "")
+        if self.tty:
+            click.echo(f"\r{stage}: {done:,}/{total:,} {unit}".rstrip() + "   ", err=True, nl=False)
+        elif stage != self.stage:
+            click.echo(f"{stage}: {total:,} {unit}".rstrip() if total else f"{stage}", err=True)
+        self.stage = stage
+
+    def close(self) -> None:
+        if self.tty and self.stage is not None:
+            click.echo("", err=True)
+
+
+@aliases.command("backup")
+@click.argument("path", type=click.Path(dir_okay=False, path_type=Path))
+@click.pass_context
+def backup_cmd(ctx, path) -> None:
+    """Write every curated entity and the whole audit log to PATH (JSON), to re-apply with
+    'restore' (the knowledge base keeps its own copy in DATA_DIR/curation.json)."""
+    from kgrag.aliases import curation
+
+    with _local_graph(ctx) as graph:
+        counts = curation.save(graph, path)
+    click.echo(f"wrote {counts['curated']} curated entities and {counts['audit']} audit entries to {path}")
+
+
+@aliases.command("restore")
+@click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.pass_context
+def restore_cmd(ctx, path) -> None:
+    """Re-apply a backup: curated entities are created or given the aliases they lack, audit
+    entries the log lacks are appended (with their own time and author); nothing else changes."""
+    from kgrag.aliases import curation
+
+    with _local_graph(ctx) as graph:
+        counts = curation.apply(graph, curation.load(path))
+        curation.keep_copy(graph, ctx.find_root().obj.data_dir)
+    click.echo(f"re-applied {counts['entities']} curated entities and {counts['audit_entries']} audit entries")
+
+
+@contextmanager
+def _local_graph(ctx: click.Context) -> Iterator:
+    """The graph store of the data dir (backup and restore read and write it directly)."""
+    from kgrag.components import Components
+    from kgrag.errors import InputError
+
+    if ctx.meta["kgrag_alias_server"][0]:
+        click.echo("error: backup and restore work on the data dir's own stores, not through --server", err=True)
+        sys.exit(2)
+    comps = Components(ctx.find_root().obj)
+    try:
+        yield comps.graph
+    except InputError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(2)
+    finally:
+        comps.close()
 
 
 @aliases.command("export")

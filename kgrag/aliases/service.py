@@ -16,8 +16,8 @@ Policy.
   CANONICAL (reported as ``absorbed``; ``split`` undoes it exactly).
 * Every entity an operation creates or changes becomes curated: it survives the deletion of
   the documents that mention it, so a curation is never silently lost.
-* Aliases must contain a letter or digit and none of ``; ； |`` (they separate aliases in
-  glossary files, so export stays lossless).
+* Aliases must contain a letter or digit, no control character (NUL, ESC, a newline) and
+  none of ``; ； |`` (they separate aliases in glossary files, so export stays lossless).
 * Operations are idempotent: repeating one reports ``changed: false`` and writes nothing (no
   audit entry). Bad input raises AliasError before anything is written.
 * ``rename`` keeps the old name as an alias (the old spelling still links); ``remove`` it if
@@ -34,24 +34,32 @@ Policy.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from kgrag.aliases.linking import link_aliases
 from kgrag.errors import InputError
-from kgrag.stores.base import AliasGraph, AuditEntry, ChunkIndex
+from kgrag.stores.base import AliasGraph, AuditEntry, ChunkIndex, Transactional
+from kgrag.text.checks import control_character
 from kgrag.text.normalize import normalize_alias
 from kgrag.types import CONCEPT, Entity
 
 MAX_NAME_CHARS = 200
 _SEPARATORS = re.compile(r"[;；|]")
+_LETTER_OR_DIGIT = re.compile(r"[^\W_]")
+# What ``clean_name`` accepts, as the API document states it (a pattern for Python's ``re``):
+# a letter or digit, no control character, none of the separators.
+NAME_PATTERN = r"^[^\x00-\x1f\x7f-\x9f;；|]*[^\W_][^\x00-\x1f\x7f-\x9f;；|]*$"
 
 
 class AliasError(InputError):
-    """Refused input; nothing was changed. ``code``: unknown_entity, ambiguous, conflict,
-    invalid (the HTTP API maps them to 404, 409, 409, 400)."""
+    """Refused input; nothing was changed. ``code``: unknown_entity, ambiguous, conflict (the
+    request does not fit what the graph holds now), invalid (it never could) — the HTTP API
+    maps them to 404, 409, 409, 400."""
 
     def __init__(self, code: str, message: str):
         super().__init__(message)
@@ -77,8 +85,10 @@ def clean_name(value: Any, what: str) -> str:
     value = value.strip()
     if len(value) > MAX_NAME_CHARS:
         raise AliasError("invalid", f"{what} {value[:40]!r}... is longer than {MAX_NAME_CHARS} characters")
-    if not normalize_alias(value):
+    if not _LETTER_OR_DIGIT.search(value) or not normalize_alias(value):
         raise AliasError("invalid", f"{what} {value!r} has no letters or digits")
+    if (code := control_character(value)) is not None:
+        raise AliasError("invalid", f"{what} {value!r} contains a control character ({code})")
     if _SEPARATORS.search(value):
         raise AliasError("invalid", f"{what} {value!r} contains ';', '；' or '|' (they separate aliases in glossary files)")
     return value
@@ -92,17 +102,23 @@ def clean_aliases(aliases: Sequence[Any]) -> list[str]:
 
 class AliasService:
     def __init__(self, graph: AliasGraph, chunk_index: ChunkIndex, *, user: str,
-                 max_entities_per_chunk: int = 30, on_change: Callable[[], None] | None = None):
+                 max_entities_per_chunk: int = 30, on_change: Callable[[], None] | None = None,
+                 keep_copy_in: Path | None = None):
+        """``keep_copy_in``: a data dir whose copy of the curated names and the audit log
+        (``kgrag.aliases.curation``) is rewritten after every change."""
         self.graph = graph
         self.chunk_index = chunk_index
         self.user = user
         self.max_entities_per_chunk = max_entities_per_chunk
         self.on_change = on_change
+        self.keep_copy_in = keep_copy_in
+        self._changing = self._changed_inside = False
 
     @classmethod
     def from_components(cls, components, user: str, on_change: Callable[[], None] | None = None) -> AliasService:
         return cls(components.graph, components.chunk_index, user=user, on_change=on_change,
-                   max_entities_per_chunk=components.settings.extraction.max_entities_per_chunk)
+                   max_entities_per_chunk=components.settings.extraction.max_entities_per_chunk,
+                   keep_copy_in=Path(components.settings.data_dir))
 
     # -- resolving names ---------------------------------------------------------------------
     def find(self, name: str) -> Entity | None:
@@ -166,7 +182,7 @@ class AliasService:
         aliases = clean_aliases(aliases)
         own = [a for a in aliases if normalize_alias(a) == entity.key]
         if own:
-            raise AliasError("invalid", f"{own[0]!r} is the canonical name of {entity.key!r}; rename the entity instead")
+            raise AliasError("conflict", f"{own[0]!r} is the canonical name of {entity.key!r}; rename the entity instead")
         removed = self.graph.alias_admin.remove_aliases(entity.key, aliases)
         missing = [a for a in aliases if normalize_alias(a) not in {normalize_alias(r) for r in removed}]
         if not removed:
@@ -222,9 +238,9 @@ class AliasService:
         owned = {normalize_alias(a) for a in entity.aliases}
         foreign = [a for a in aliases if normalize_alias(a) not in owned]
         if foreign:
-            raise AliasError("invalid", f"{foreign} not alias(es) of {entity.key!r} (its aliases: {entity.aliases})")
+            raise AliasError("conflict", f"{foreign} not alias(es) of {entity.key!r} (its aliases: {entity.aliases})")
         if any(normalize_alias(a) == entity.key for a in aliases):
-            raise AliasError("invalid", f"{entity.name!r} is the canonical name of {entity.key!r} and stays with it")
+            raise AliasError("conflict", f"{entity.name!r} is the canonical name of {entity.key!r} and stays with it")
         new = self.graph.alias_admin.split_entity(entity.key, aliases, into)
         self._mark_curated(entity)  # what it keeps is a person's decision now
         restored = self.graph.entity_chunk_counts([new.key]).get(new.key, 0)
@@ -278,10 +294,36 @@ class AliasService:
         return {alias: sorted(keys) for alias, keys in table.items() if len(keys) > 1 and key in keys}
 
     def record_change(self, action: str, target: str, message: str, details: dict[str, Any]) -> Change:
+        """Audit the change; inside ``one_change`` the audit entry commits with the change and
+        ``on_change`` runs once it has."""
         self.graph.audit.record_audit(AuditEntry(now(), self.user, action, target, details))
+        if self._changing:
+            self._changed_inside = True
+        else:
+            self._changed()
+        return Change(action, target, True, message, details)
+
+    def _changed(self) -> None:
         if self.on_change is not None:
             self.on_change()
-        return Change(action, target, True, message, details)
+        if self.keep_copy_in is not None:
+            from kgrag.aliases.curation import keep_copy
+
+            keep_copy(self.graph, self.keep_copy_in)
+
+    @contextmanager
+    def one_change(self) -> Iterator[None]:
+        """The writes of the block (the change and its audit entry) as one transaction where
+        the store can (``Transactional``): all of them or none."""
+        atomic = self.graph.transaction() if isinstance(self.graph, Transactional) else nullcontext()
+        self._changing, self._changed_inside = True, False
+        try:
+            with atomic:
+                yield
+        finally:
+            self._changing = False
+        if self._changed_inside:
+            self._changed()
 
     def audit(self, limit: int = 50) -> list[AuditEntry]:
         return self.graph.audit.audit_log(limit)

@@ -25,6 +25,7 @@ from kgrag.ingest.loaders import LoadError, discover_files, legacy_document_id, 
 from kgrag.ingest.record_facets import record_facets
 from kgrag.ingest.report import Failure, IngestReport, Progress, ProgressCallback, ProgressMode, drop, timed
 from kgrag.ingest.revision import content_of, stamped
+from kgrag.ingest.sources import Sources
 from kgrag.models.base import CorpusEmbedder, Embedder
 from kgrag.stores import consistency
 from kgrag.stores.base import ChunkIndex, GraphWriter
@@ -59,15 +60,18 @@ class IngestJob:
         metadata: MetadataSettings | None = None,
         revision: str | None = None,
         data_dir: Path | None = None,
+        sources: Sources | None = None,
     ):
         """``journal`` None: one in memory (no recovery across processes; tests).
         ``data_dir``: where the folders ingested through are remembered (``kgrag.ingest.roots``).
         ``metadata``: where documents' facets are read from (``kgrag.ingest.record_facets``).
         ``revision``: stamped on each stored hash (``kgrag.ingest.revision``); a document
-        stored under another one is rebuilt. None: hashes are content alone (tests)."""
+        stored under another one is rebuilt. None: hashes are content alone (tests).
+        ``sources``: the knowledge base's kept sources, told of deletes."""
         self.metadata = metadata or MetadataSettings()
         self.revision = revision
         self.data_dir = data_dir
+        self.sources = sources  # told when a document is deleted (kgrag.ingest.sources)
         if journal is None:
             from kgrag.stores.sqlite.journal import MEMORY, SqliteWriteJournal
 
@@ -188,15 +192,27 @@ class IngestJob:
         entry that the next recovery finishes. False when neither store knew it."""
         with self.journal.writing():
             consistency.recover(self.journal, self.chunk_index, self.graph)
-            return consistency.delete_document(self.journal, self.chunk_index, self.graph, doc_id)
+            found = consistency.delete_document(self.journal, self.chunk_index, self.graph, doc_id)
+        if self.sources is not None:
+            self.sources.forget(doc_id)
+        return found
 
     def reconcile(self) -> StoreDiff:
-        """Finish or discard pending writes, remove chunks whose document the graph does not
-        know, and return what still disagrees (``mismatched``: re-processed when ingested)."""
-        report = consistency.repair(self.journal, self.chunk_index, self.graph, drop_mismatched=False)
-        if report.removed_orphans or report.recovered.roll_forward or report.recovered.discard:
-            log.warning("store repair before ingest: %s", report.to_dict())
-        return report.after
+        """Finish or discard pending writes and return what still disagrees (``mismatched``:
+        re-processed when ingested). Chunks whose document the graph does not know
+        (``orphaned``: a lost graph file) are left alone: only ``kgrag check --repair`` decides
+        about them, rebuilding their documents from their sources (``kgrag.repair``); removed
+        here, a document posted as JSON was gone for good."""
+        with self.journal.writing():
+            plan = consistency.recover(self.journal, self.chunk_index, self.graph)
+            diff = consistency.check(self.journal, self.chunk_index, self.graph)
+        if plan.roll_forward or plan.discard:
+            log.warning("finished %d and discarded %d unfinished writes before the ingest",
+                        len(plan.roll_forward), len(plan.discard))
+        if diff.orphaned:
+            log.warning("%d documents have chunks but no record in the graph (e.g. %r): "
+                        "'kgrag check --repair' rebuilds them from their sources", len(diff.orphaned), diff.orphaned[0])
+        return diff
 
     # -- stages ----------------------------------------------------------------------------
     def _load_all(self, paths: Sequence[str | Path], report: IngestReport,

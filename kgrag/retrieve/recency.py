@@ -25,8 +25,10 @@ class Recency(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    half_life_days: float = Field(gt=0, le=36500, description="days after which a document's boost halves")
-    weight: float = Field(RetrievalSettings.model_fields["recency_weight"].default, ge=0, le=10, description="boost of a document dated today (score × (1 + weight))")
+    # strict: a JSON number (true/false or "5" are refused, as the API document says)
+    half_life_days: float = Field(gt=0, le=36500, strict=True, description="days after which a document's boost halves")
+    weight: float = Field(RetrievalSettings.model_fields["recency_weight"].default, ge=0, le=10, strict=True,
+                          description="boost of a document dated today (score × (1 + weight))")
 
 
 def boost(hit: Hit, recency: Recency, today: dt.date) -> float:

@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable
 from typing import IO, cast
 
-from flask import Flask
+from flask import Flask, Response, request
 from flask.json.provider import DefaultJSONProvider
 
 from kgrag import heap
@@ -18,13 +18,22 @@ from kgrag.components import Components
 from kgrag.config import Settings
 from kgrag.conversations import ConversationStore
 from kgrag.server import openapi, routing
-from kgrag.server.errors import register_error_handlers
+from kgrag.server.errors import allowed_methods, register_error_handlers
+from kgrag.server.jobs import Jobs
 from kgrag.server.metrics import Metrics
 from kgrag.server.request_log import RequestLog
-from kgrag.server.routes import aliases, documents, entities, feedback, health, query
+from kgrag.server.routes import aliases, documents, entities, feedback, health, jobs, query
 from kgrag.stores.consistency import HealthCheck, readiness_problems, recover
 
 log = logging.getLogger(__name__)
+
+
+class KgragFlask(Flask):
+    def make_default_options_response(self) -> Response:
+        """OPTIONS answers the methods of the route the path names (``allowed_methods``)."""
+        response = self.response_class()
+        response.allow.update(allowed_methods(self, request.path))
+        return response
 
 
 def create_app(settings: Settings, components: Components | None = None, *, warm: bool = True,
@@ -32,7 +41,7 @@ def create_app(settings: Settings, components: Components | None = None, *, warm
     """``components``: share already-loaded models (tests). ``warm``: load the models now, so
     the first question does not pay for them and ``/readyz`` means ready. ``log_stream``: where
     the JSON request log goes (default stderr)."""
-    app = Flask(__name__, static_folder="static", static_url_path="/static")
+    app = KgragFlask(__name__, static_folder="static", static_url_path="/static")
     cast(DefaultJSONProvider, app.json).ensure_ascii = False  # Chinese stays readable in responses
     app.config["MAX_CONTENT_LENGTH"] = settings.server.max_request_bytes
     app.config["KGRAG_SETTINGS"] = settings
@@ -43,15 +52,44 @@ def create_app(settings: Settings, components: Components | None = None, *, warm
     metrics = Metrics()
     app.config["KGRAG_METRICS"] = metrics
     routing.install(app)
+    app.config["KGRAG_JOBS"] = Jobs()
     register_error_handlers(app)
     RequestLog(log_stream).install(app)
     metrics.install(app)
-    for bp in (health.bp, query.bp, documents.bp, entities.bp, aliases.bp, feedback.bp):
+    for bp in (health.bp, query.bp, documents.bp, entities.bp, aliases.bp, feedback.bp, jobs.bp):
         app.register_blueprint(bp)
     openapi.install(app)
+    if removed := documents.remove_staged_uploads(settings.data_dir):
+        log.warning("removed %d staging folders of uploads a stopped server left", removed)
     if warm:
         warm_up(app)
     return app
+
+
+# Probes answer from their own lane (kgrag.server.front): never behind questions or imports.
+PROBES = frozenset({"/healthz", "/readyz"})
+_READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
+def lane_of(app: Flask) -> Callable[[str, str], str]:
+    """Which lane of the HTTP front runs a request: "probes" (liveness, readiness), "admin"
+    (a change through an admin route: uploads, deletes, alias changes, imports) or "reads"
+    (everything else: questions, lookups, the page, admin reads such as a job's progress)."""
+    urls = app.url_map.bind("localhost")
+
+    def lane(method: str, path: str) -> str:
+        if path in PROBES:
+            return "probes"
+        if method in _READ_METHODS:
+            return "reads"
+        try:
+            endpoint, _ = urls.match(path, method=method)
+        except Exception:  # noqa: BLE001 - not found, wrong method, a redirect: the app answers it
+            return "reads"
+        view = app.view_functions.get(endpoint)
+        return "admin" if getattr(view, "kgrag_admin", False) else "reads"
+
+    return lane
 
 
 def warm_up(app: Flask) -> None:
@@ -65,10 +103,15 @@ def warm_up(app: Flask) -> None:
     # every read in the thread, 11.3 s without).
     integrity = threading.Thread(target=check_integrity, args=(components,), name="kgrag-integrity", daemon=True)
     integrity.start()
-    # One real retrieval loads the embedder (and reranker), jieba's dictionary, the dense
-    # matrix and the entity graph: measured, a cold first question took 1.3 s.
-    components.retriever.retrieve("What is kgrag?", top_k=1)
-    components.generator  # noqa: B018 - builds the answerer once
+    try:
+        # One real retrieval loads the embedder (and reranker), jieba's dictionary, the dense
+        # matrix and the entity graph: measured, a cold first question took 1.3 s.
+        components.retriever.retrieve("What is kgrag?", top_k=1)
+        components.generator  # noqa: B018 - builds the answerer once
+    except Exception:  # noqa: BLE001 - a damaged store must not stop the server from saying so
+        log.exception("warming up failed: /readyz names what is wrong")
+        integrity.join()
+        return
     models_s = time.perf_counter() - started
     integrity.join()
     prime_stores(components)

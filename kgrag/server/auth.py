@@ -28,4 +28,5 @@ def require_admin(view):
             raise ApiError(401, "unauthorized", "the API key is not valid")
         return view(*args, **kwargs)
 
+    wrapper.kgrag_admin = True  # type: ignore[attr-defined]  # read by kgrag.server.app.lane_of
     return wrapper

@@ -18,11 +18,11 @@ import logging
 import re
 import sqlite3
 
-from flask import Flask, jsonify
+from flask import Flask, jsonify, request
 from pydantic import ValidationError
 from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
-from kgrag.errors import InputError, StoreError
+from kgrag.errors import InputError, StoreDamaged, StoreError
 from kgrag.request_options import UnavailableOption
 from kgrag.server.request_log import request_id
 
@@ -41,6 +41,14 @@ class ApiError(InputError):
     def __init__(self, status: int, code: str, message: str):
         super().__init__(message)
         self.status, self.code, self.message = status, code, message
+
+
+class RateLimited(ApiError):
+    """429: the client sent too many; ``retry_after_s`` goes into ``Retry-After``."""
+
+    def __init__(self, retry_after_s: int, message: str):
+        super().__init__(429, "rate_limited", f"{message}: try again in {retry_after_s} s")
+        self.retry_after_s = retry_after_s
 
 
 def error_response(status: int, code: str, message: str):
@@ -64,10 +72,25 @@ def validation_message(exc: ValidationError) -> str:
     return "; ".join(parts)
 
 
+def allowed_methods(app: Flask, path: str) -> set[str]:
+    """The methods of the route a path names: of the most specific rule matching it (a rule
+    with a ``path`` converter also matches the longer paths of other routes) and of the rules
+    with the same template. werkzeug's own Allow merged them all: ``/v1/entities/x/rename``
+    was said to allow GET and DELETE, the methods of ``/v1/entities/<key>``."""
+    try:
+        rule, _ = app.url_map.bind("localhost").match(path, method="OPTIONS", return_rule=True)
+    except HTTPException:
+        return set()
+    return {m for r in app.url_map.iter_rules() if r.rule == rule.rule for m in (r.methods or ())}
+
+
 def register_error_handlers(app: Flask) -> None:
     @app.errorhandler(ApiError)
     def _api(exc: ApiError):
-        return error_response(exc.status, exc.code, exc.message)
+        body, status = error_response(exc.status, exc.code, exc.message)
+        if isinstance(exc, RateLimited):
+            body.headers["Retry-After"] = str(exc.retry_after_s)
+        return body, status
 
     @app.errorhandler(UnavailableOption)
     def _unavailable(exc: UnavailableOption):
@@ -93,11 +116,16 @@ def register_error_handlers(app: Flask) -> None:
         for name, value in exc.get_headers():  # e.g. a 405's Allow: which methods the route has
             if name.lower() != "content-type":
                 body.headers[name] = value
+        if status == 405:
+            body.headers["Allow"] = ", ".join(sorted(allowed_methods(app, request.path)))
         return body, status
 
     @app.errorhandler(Exception)
     def _unexpected(exc: Exception):
         rid = request_id()
+        if isinstance(exc, StoreDamaged):  # its message names only the file and the command
+            log.error("damaged store (request %s)", rid, exc_info=exc)
+            return error_response(503, "store_unavailable", f"{redact_paths(str(exc))} (request id {rid})")
         if isinstance(exc, STORE_FAILURES):
             log.error("store failure (request %s)", rid, exc_info=exc)
             return error_response(503, "store_unavailable",

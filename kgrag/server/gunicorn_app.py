@@ -1,94 +1,96 @@
-"""Production serving: gunicorn with one worker process and several threads, so every request
-shares one loaded model set (the models are the memory; a second worker would double it).
+"""Production serving: gunicorn's arbiter (process supervision, signals) with one worker process
+whose HTTP front is ``kgrag.server.front``: an asyncio server that reads every request whole
+under deadlines without a thread, then runs the Flask app in a thread of the request's lane.
+One worker: every request shares one loaded model set (the models are the memory; a second
+worker would double it).
 
-Slow clients: gunicorn's threaded worker gives a connection a thread as soon as its first
-bytes arrive, then reads headers and body with blocking calls and no deadline, so 8 sockets
-that send half a request held all 8 threads and ``/healthz`` timed out for minutes (issue 12).
-``SlowClientSafeWorker`` bounds both: the request line and headers must arrive within
-``header_timeout_s`` in total (Apache's ``RequestReadTimeout header=``), and every later read
-or write of the connection (the body, the response) may stall at most ``read_timeout_s``
-(nginx's ``client_body_timeout`` / ``send_timeout``). A client past either loses its connection
-and the thread goes back to the pool. Behind a reverse proxy, set the proxy's own header/body
-timeouts to the same or less.
+gunicorn's control socket (``~/.gunicorn/gunicorn.ctl`` by default, shared by every server of
+the user: they deleted each other's, and it could add workers) is off.
 """
 
 from __future__ import annotations
 
-import socket
-import threading
+import asyncio
+import os
+from collections.abc import Callable
 from typing import Any
 
 from gunicorn.app.base import BaseApplication
-from gunicorn.workers.gthread import ThreadWorker
+from gunicorn.workers.base import Worker
 
-from kgrag.config import Settings
+from kgrag.config import ServerSettings, Settings
+from kgrag.server.front import Front, Lane, Limits
 
-HEADER_TIMEOUT_S = 10.0
-READ_TIMEOUT_S = 30.0
-
-
-class SlowClientSafeWorker(ThreadWorker):
-    """gunicorn's gthread worker with a header deadline and a per-read/write socket timeout."""
-
-    header_timeout_s = HEADER_TIMEOUT_S
-    read_timeout_s = READ_TIMEOUT_S
-
-    def enqueue_req(self, conn) -> None:
-        if not getattr(conn, "kgrag_timed", False):
-            conn.kgrag_timed = True
-            conn.init = self._timed_init(conn, conn.init)
-        super().enqueue_req(conn)
-
-    def _timed_init(self, conn, init):
-        """gunicorn calls ``conn.init()`` in the worker thread before it parses each request
-        (after making the socket blocking, which clears any timeout): arm both limits there."""
-
-        def timed_init() -> None:
-            init()
-            conn.sock.settimeout(self.read_timeout_s)
-            # Shutting the read side down makes the blocked recv return b"": gunicorn then
-            # closes the connection as a client that went away.
-            timer = threading.Timer(self.header_timeout_s, _stop_reading, (conn.sock,))
-            timer.daemon = True
-            conn.kgrag_header_timer = timer
-            timer.start()
-
-        return timed_init
-
-    def handle_request(self, req, conn):
-        """Headers are in: the header deadline is met."""
-        timer = getattr(conn, "kgrag_header_timer", None)
-        if timer is not None:
-            timer.cancel()
-        return super().handle_request(req, conn)
+# /healthz and /readyz: never behind questions or admin work.
+PROBE_LANE = Lane(threads=2, queue=32)
+GRACE_S = 30.0  # a stopping server lets requests in progress finish this long
 
 
-def _stop_reading(sock: socket.socket) -> None:
-    try:
-        sock.shutdown(socket.SHUT_RD)
-    except OSError:  # already closed
-        pass
+def front_limits(server: ServerSettings) -> Limits:
+    return Limits(header_timeout_s=server.header_timeout_s, request_timeout_s=server.request_timeout_s,
+                  send_timeout_s=server.send_timeout_s, keepalive_s=server.keepalive_s,
+                  max_body_bytes=server.max_request_bytes, max_connections=server.max_connections)
 
 
-def worker_class(header_timeout_s: float, read_timeout_s: float) -> type[SlowClientSafeWorker]:
-    return type("SlowClientSafeWorker", (SlowClientSafeWorker,),
-                {"header_timeout_s": header_timeout_s, "read_timeout_s": read_timeout_s})
+def front_lanes(server: ServerSettings) -> dict[str, Lane]:
+    return {"probes": PROBE_LANE,
+            "reads": Lane(threads=server.threads, queue=server.queue, busy_status=503),
+            "admin": Lane(threads=server.admin_threads, queue=server.admin_queue, busy_status=429,
+                          retry_after_s=5)}
+
+
+def build_front(app: Any, settings: Settings) -> Front:
+    from kgrag.server.app import lane_of
+
+    return Front(app, front_limits(settings.server), front_lanes(settings.server), lane_of(app))
+
+
+class FrontWorker(Worker):
+    """A gunicorn worker that serves through ``kgrag.server.front`` (set ``kgrag_settings``)."""
+
+    kgrag_settings: Settings
+
+    def run(self) -> None:
+        loop = asyncio.new_event_loop()
+        asyncio.set_event_loop(loop)
+        try:
+            loop.run_until_complete(self._serve())
+        finally:
+            loop.close()
+
+    async def _serve(self) -> None:
+        front = build_front(self.wsgi, self.kgrag_settings)
+        servers = await front.start([s.sock for s in self.sockets])
+        try:
+            while self.alive:
+                self.notify()  # the arbiter's heartbeat: the loop is alive
+                if self.ppid != os.getppid():
+                    self.log.info("parent changed, shutting down: %s", self)
+                    break
+                await asyncio.sleep(0.5)
+        finally:
+            await front.stop(servers, grace_s=min(GRACE_S, float(self.cfg.graceful_timeout)))
+
+
+def worker_class(settings: Settings) -> type[FrontWorker]:
+    return type("FrontWorker", (FrontWorker,), {"kgrag_settings": settings})
 
 
 class KgragGunicorn(BaseApplication):
-    def __init__(self, settings: Settings, threads: int = 8, timeout_s: int = 120,
-                 header_timeout_s: float = HEADER_TIMEOUT_S, read_timeout_s: float = READ_TIMEOUT_S):
+    def __init__(self, settings: Settings, timeout_s: int = 120,
+                 load: Callable[[], Any] | None = None):
+        """``load``: the WSGI app to serve (default: kgrag's, built in the worker)."""
         self.settings = settings
+        self._load = load
         self.options: dict[str, Any] = {
             "bind": f"{settings.server.host}:{settings.server.port}",
             "workers": 1,
-            "worker_class": worker_class(header_timeout_s, read_timeout_s),
-            "threads": threads,
-            # generation with a slow LLM can take a while; SSE streams keep the connection
+            "worker_class": worker_class(settings),
+            # The arbiter restarts a worker whose event loop stops answering this long.
             "timeout": timeout_s,
-            # The app writes one JSON line per request (kgrag/server/request_log.py) with the
-            # request id and stage timings; gunicorn's plain access line would repeat it.
+            # The app writes one JSON line per request (kgrag/server/request_log.py).
             "accesslog": None,
+            "control_socket_disable": True,
             # The worker loads the app itself (models, SQLite connections, threads): nothing
             # that does not survive a fork is created before one. Requests wait in the listen
             # queue until it is ready; /readyz says when.
@@ -101,6 +103,8 @@ class KgragGunicorn(BaseApplication):
             self.cfg.set(key, value)
 
     def load(self):
+        if self._load is not None:
+            return self._load()
         from kgrag.server.app import create_app
 
         return create_app(self.settings)

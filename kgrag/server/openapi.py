@@ -18,6 +18,7 @@ from flask import Blueprint, Flask, current_app, jsonify
 from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
+from kgrag.aliases.service import MAX_NAME_CHARS, NAME_PATTERN
 from kgrag.server import params as p
 from kgrag.server import responses as r
 from kgrag.server.routes.aliases import AddAliases, Merge, RemoveAliases, Rename, Split
@@ -38,7 +39,10 @@ _ERRORS = {
     405: "method not allowed on this route",
     409: "the change conflicts with the graph (ambiguous name, curated alias, store refusal)",
     413: "request body larger than the configured limit",
+    414: "the request line is longer than the server reads",
     415: "body is not of a supported content type",
+    429: "too many requests: from this client (feedback), or admin work already queued; see Retry-After",
+    431: "the request headers are larger than the server reads",
     500: "the server failed (the message names the request id; details are in its log)",
     503: "a store failed (a broken, missing or unreachable database); details are in the log",
 }
@@ -60,6 +64,7 @@ class Operation:
     admin: bool = False
     errors: tuple[int, ...] = ()
     extra_ok: tuple[int, ...] = ()  # other success statuses with the same body (e.g. 200 "unchanged")
+    names_new: bool = False  # its path's entity name may create an entity: it must be a valid name
 
 
 # One server-sent event of a streamed answer, as event-stream schemas describe an event.
@@ -75,6 +80,9 @@ SSE_EVENT = {
     "description": "with \"stream\": true: one `retrieval` event, `token` events, then one `answer` event",
 }
 _BODY_ERRORS = (400, 413, 415)
+# A multipart body: one or more parts named "file", each a file.
+_MULTIPART = {"type": "object", "required": ["file"], "additionalProperties": False,
+              "properties": {"file": {"type": "string", "format": "binary"}}}
 _ADMIN_ERRORS = (401, 403)
 
 OPERATIONS: tuple[Operation, ...] = (
@@ -84,7 +92,7 @@ OPERATIONS: tuple[Operation, ...] = (
     Operation("post", "/v1/retrieve", "Ranked chunks with the trace of how each was found", "query",
               r.RetrieveResponse, body=RetrieveRequest, errors=_BODY_ERRORS),
     Operation("post", "/v1/feedback", "Rate an answer (helpful / wrong / missing source)", "feedback",
-              FeedbackStored, ok_status=201, body=FeedbackRequest, errors=(*_BODY_ERRORS, 404)),
+              FeedbackStored, ok_status=201, body=FeedbackRequest, errors=(*_BODY_ERRORS, 404, 429)),
     Operation("get", "/v1/entities", "Find entities by any name or alias", "graph", r.EntitySearchResponse,
               query=p.EntitySearchParams, errors=(400,)),
     Operation("get", "/v1/entities/<path:key>", "One entity: aliases, neighbours (1-2 hops), mentioning chunks",
@@ -98,7 +106,7 @@ OPERATIONS: tuple[Operation, ...] = (
     Operation("delete", "/v1/documents/<path:doc_id>", "Delete a document with its chunks and graph (admin)",
               "documents", r.Deleted, admin=True, errors=(404,)),
     Operation("get", "/v1/entities/_aliases", "List entities and their aliases (admin)", "aliases", r.AliasListing,
-              query=p.AliasListParams, admin=True, errors=(400,)),
+              query=p.AliasListParams, admin=True, errors=(400, 404, 409)),
     Operation("get", "/v1/entities/_show", "One entity as the alias admin sees it (admin)", "aliases", r.AliasShow,
               query=p.ShowParams, admin=True, errors=(400, 404, 409)),
     Operation("get", "/v1/entities/_suggest", "Candidate duplicate entities, never applied (admin)", "aliases",
@@ -106,10 +114,10 @@ OPERATIONS: tuple[Operation, ...] = (
     Operation("get", "/v1/entities/_audit", "Who changed which aliases when (admin)", "aliases", r.AuditLog,
               query=p.AuditParams, admin=True, errors=(400,)),
     Operation("get", "/v1/entities/_export", "The glossary as CSV (admin)", "aliases",
-              ok_media={"text/csv": "canonical,type,aliases"}, query=p.ExportParams, admin=True),
+              ok_media={"text/csv": "canonical,type,aliases"}, query=p.ExportParams, admin=True, errors=(400,)),
     Operation("post", "/v1/entities/<path:name>/aliases", "Add aliases to an entity (admin)", "aliases",
               r.AliasChange, ok_status=201, extra_ok=(200,), body=AddAliases, admin=True,
-              errors=(*_BODY_ERRORS, 404, 409)),
+              errors=(*_BODY_ERRORS, 404, 409), names_new=True),
     Operation("delete", "/v1/entities/<path:name>/aliases", "Remove aliases from an entity (admin)", "aliases",
               r.AliasChange, body=RemoveAliases, query=p.RemoveAliasParams, admin=True,
               errors=(*_BODY_ERRORS, 404, 409)),
@@ -118,13 +126,15 @@ OPERATIONS: tuple[Operation, ...] = (
     Operation("post", "/v1/entities/<path:name>/split", "Split aliases off into a new entity (admin)", "aliases",
               r.AliasChange, ok_status=201, extra_ok=(200,), body=Split, admin=True,
               errors=(*_BODY_ERRORS, 404, 409)),
-    Operation("delete", "/v1/entities/<path:name>", "Delete an entity (admin)", "aliases", r.AliasChange,
+    Operation("delete", "/v1/entities/<path:key>", "Delete an entity (admin)", "aliases", r.AliasChange,
               admin=True, errors=(404, 409)),
     Operation("post", "/v1/entities/_merge", "Merge entities into one (admin)", "aliases", r.AliasChange,
               body=Merge, admin=True, errors=(*_BODY_ERRORS, 404, 409)),
     Operation("post", "/v1/entities/_import", "Import a glossary: CSV body or a multipart file (admin)", "aliases",
               r.AliasChange, ok_status=201, extra_ok=(200,), query=p.ImportParams,
               body_media=("text/csv", "multipart/form-data"), admin=True, errors=(*_BODY_ERRORS, 404, 409)),
+    Operation("get", "/v1/jobs/<job_id>", "How far a long admin request (an import) has got (admin)", "aliases",
+              r.JobStatus, admin=True, errors=(404,)),
     Operation("get", "/healthz", "Liveness", "service", r.Health),
     Operation("get", "/readyz", "Readiness: stores answer and models are loaded (503 until then)", "service",
               r.Readiness, extra_ok=(503,)),
@@ -156,7 +166,7 @@ def _schemas() -> tuple[dict[Any, dict[str, Any]], dict[str, Any]]:
 
 
 def _parameters(op: Operation) -> list[dict[str, Any]]:
-    out = [{"name": name, "in": "path", "required": True, "schema": {"type": "string", "minLength": 1}}
+    out = [{"name": name, "in": "path", "required": True, "schema": _path_schema(op, name)}
            for name in _CONVERTER.findall(op.rule)]
     if op.query is not None:
         schema = op.query.model_json_schema(ref_template=REF)
@@ -169,6 +179,14 @@ def _parameters(op: Operation) -> list[dict[str, Any]]:
                 param.update(style="form", explode=True)
             out.append(param)
     return out
+
+
+def _path_schema(op: Operation, name: str) -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": "string", "minLength": 1}
+    if op.names_new and name == "name":
+        schema.update(maxLength=MAX_NAME_CHARS, pattern=NAME_PATTERN,
+                      description="a key, name or alias of an entity, or the canonical name of a new one")
+    return schema
 
 
 def _types(prop: dict[str, Any]) -> set[str]:
@@ -189,8 +207,7 @@ def _operation(op: Operation, refs: dict) -> dict[str, Any]:
         if op.body is not None:
             content["application/json"] = {"schema": refs[(op.body, "validation")]}
         for media in op.body_media:
-            content[media] = {"schema": {"type": "object", "properties": {"file": {"type": "string", "format": "binary"}}}
-                              if media.startswith("multipart/") else {"type": "string"}}
+            content[media] = {"schema": _MULTIPART if media.startswith("multipart/") else {"type": "string"}}
         spec["requestBody"] = {"required": op.method != "delete", "content": content}
     spec["responses"] = _responses(op, refs)
     if op.admin:
@@ -210,7 +227,11 @@ def _responses(op: Operation, refs: dict) -> dict[str, Any]:
     for status in (op.ok_status, *op.extra_ok):
         out[str(status)] = {"description": "success" if status < 400 else "not ready", "content": ok_content}
     error = {"application/json": {"schema": refs[(r.ErrorBody, "validation")]}}
-    codes = set(op.errors) | {405, 500, 503} | (set(_ADMIN_ERRORS) if op.admin else set())
+    # Any route: a request line or headers the front refuses (414, 431), a method the route
+    # lacks, a failure; a full lane (503; an admin change: 429, kgrag.server.front).
+    codes = set(op.errors) | {405, 414, 431, 500, 503} | (set(_ADMIN_ERRORS) if op.admin else set())
+    if op.admin and op.method != "get":
+        codes.add(429)
     for status in sorted(codes):
         out.setdefault(str(status), {"description": _ERRORS[status], "content": error})
     return out

@@ -375,6 +375,20 @@ class Readiness(_Open):
     reason: str | None = None
 
 
+class JobStatus(_Open):
+    """How far a long admin request (a glossary import) has got."""
+
+    id: str
+    kind: str
+    state: Literal["running", "done", "failed"]
+    stage: str = Field(description="queued, checking (rows), linking (chunks examined), writing, done")
+    done: int
+    total: int
+    started_at: float
+    finished_at: float | None = None
+    message: str | None = None
+
+
 # -- alias administration --------------------------------------------------------------------
 class AliasChange(_Open):
     action: str

@@ -6,7 +6,7 @@ from dataclasses import replace
 from typing import Annotated, Any, Literal, get_args
 
 from flask import request
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 from kgrag.asking import MAX_ANSWER_CHARS, MAX_CITED, AskRequest
 from kgrag.config import Settings
@@ -16,6 +16,7 @@ from kgrag.retrieve.recency import Recency
 from kgrag.retrieve.types import PATHS
 from kgrag.server.errors import ApiError
 from kgrag.stores.filters import SearchFilter
+from kgrag.text.checks import control_character, lone_surrogate
 from kgrag.types import Turn
 
 MAX_TOP_K = 100
@@ -27,10 +28,19 @@ MAX_CHUNK_ID_CHARS = 1000
 # limit keeps recursive consumers (pydantic, json.dumps, SQLite JSON) far from Python's
 # recursion limit. 100k nested "[" was a 500 RecursionError before.
 MAX_JSON_DEPTH = 32
+# Text the server strips before use must hold more than white space. Stated in the document
+# (Python's ``\S``, the white space ``str.strip`` removes); the route refuses it in its own words.
+NOT_BLANK: dict[str, Any] = {"pattern": r"\S"}
 PathName = Literal["dense", "bm25", "graph"]
 assert set(get_args(PathName)) == set(PATHS), "PathName must list the retrieval paths"
 RewriteName = Literal["hyde", "multi_query", "decompose", "step_back"]
 assert get_args(RewriteName) == REWRITES, "RewriteName must list the query rewrites"
+
+
+def _no_control_characters(value: str) -> str:
+    if (code := control_character(value)) is not None:
+        raise ValueError(f"must not contain control characters (found {code})")
+    return value
 
 
 def _json_integer(value: Any) -> Any:
@@ -61,7 +71,7 @@ class RetrieveRequest(BaseModel):
     # The document says what the validator below refuses: never both sources of history.
     model_config = ConfigDict(extra="forbid", json_schema_extra={"not": {"required": ["history", "conversation_id"]}})
 
-    question: str = Field(min_length=1, max_length=MAX_QUESTION_CHARS)
+    question: str = Field(min_length=1, max_length=MAX_QUESTION_CHARS, json_schema_extra=NOT_BLANK)
     # "5" or true is refused naming the field, not silently coerced
     top_k: Annotated[int, Field(ge=1, le=MAX_TOP_K), BeforeValidator(_json_integer)] | None = None
     # Parsed here, once: a bad key or value is a 400 naming it (kgrag.stores.filters).
@@ -129,7 +139,7 @@ class QueryRequest(RetrieveRequest):
 class TextDocument(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    id: str = Field(min_length=1, max_length=512)
+    id: Annotated[str, AfterValidator(_no_control_characters)] = Field(min_length=1, max_length=512)
     text: str = Field(min_length=1)
     title: str = ""
     source: str | None = None
@@ -156,7 +166,31 @@ def json_body() -> dict:
         raise ApiError(400, "invalid_json", "the request body is not valid JSON")
     if not isinstance(body, dict):
         raise ApiError(400, "invalid_request", "the JSON body must be an object")
+    if (found := surrogate_in(body)) is not None:
+        where, code = found
+        raise ApiError(400, "invalid_request", f"{where}: contains a lone surrogate ({code}), which no text "
+                                               "encoding can hold; send valid Unicode")
     return body
+
+
+def surrogate_in(value: Any) -> tuple[str, str] | None:
+    """Where in a parsed JSON value (``filters.tags.0``, a key or a value) the first lone
+    surrogate is, and which, or None."""
+    stack: list[tuple[Any, str]] = [(value, "")]
+    while stack:
+        node, where = stack.pop()
+        if isinstance(node, str):
+            if (code := lone_surrogate(node)) is not None:
+                return where or "body", code
+        elif isinstance(node, dict):
+            for key, child in node.items():
+                path = f"{where}.{key}" if where else str(key)
+                if (code := lone_surrogate(key)) is not None:
+                    return f"{where or 'body'} (a key)", code
+                stack.append((child, path))
+        elif isinstance(node, list):
+            stack.extend((child, f"{where}.{i}" if where else str(i)) for i, child in enumerate(node))
+    return None
 
 
 _TOO_DEEP = object()

@@ -27,6 +27,7 @@ crash converge on re-run): ``kgrag.stores.consistency``.
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
@@ -309,6 +310,15 @@ class AuditLog(Protocol):
 
     def audit_log(self, limit: int = 100) -> list[AuditEntry]:
         """The newest ``limit`` audit entries, newest first."""
+
+
+@runtime_checkable
+class Transactional(Protocol):
+    """A store that can make several writes one transaction (the embedded graph store). Callers
+    check for it (``isinstance``): a store without it writes each call on its own."""
+
+    def transaction(self) -> AbstractContextManager[None]:
+        """Every write of this thread inside the block commits together, or none does."""
 
 
 @runtime_checkable

@@ -34,6 +34,7 @@ HANGUL_RANGES = "\uac00-\ud7af"  # precomposed syllables
 CJK_PUNCT_RANGES = "\u3000-\u303f"  # ideographic space, 。、「」 …
 FULLWIDTH_FORMS_RANGES = "\uff00-\uffef"  # half-width and full-width forms (ＬＣＡ，！ …)
 FULLWIDTH_PUNCT_RANGES = "\uff01-\uff0f\uff1a-\uff20\uff3b-\uff40\uff5b-\uff65"  # the forms minus letters/digits
+SURROGATE_RANGES = "\ud800-\udfff"  # UTF-16 halves: in a Python str only a lone one (no encoding holds it)
 
 # -- classes, by question (see the table above) ----------------------------------------------
 HAN = HAN_RANGES

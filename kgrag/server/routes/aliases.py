@@ -17,22 +17,25 @@ from __future__ import annotations
 import hashlib
 import tempfile
 from pathlib import Path
+from typing import Annotated
 
 from flask import Blueprint, Response, current_app, jsonify, request
 from pydantic import BaseModel, ConfigDict, Field
 
 from kgrag.aliases.glossary_io import export_glossary, import_glossary
-from kgrag.aliases.service import AliasError, AliasService
+from kgrag.aliases.service import MAX_NAME_CHARS, NAME_PATTERN, AliasError, AliasService, Change
 from kgrag.aliases.suggest import suggest_duplicates
 from kgrag.aliases.views import ambiguous_aliases, list_entities, show
 from kgrag.errors import StoreConflict
 from kgrag.server.auth import require_admin
 from kgrag.server.errors import ApiError
+from kgrag.server.jobs import JOB_HEADER, VALID_ID, Job, finish, progress
 from kgrag.server.params import (
     AliasListParams,
     AuditParams,
     ExportParams,
     ImportParams,
+    RemoveAliasParams,
     ShowParams,
     SuggestParams,
     query_params,
@@ -42,36 +45,40 @@ from kgrag.server.schemas import json_body
 
 bp = Blueprint("aliases", __name__)
 _STATUS = {"unknown_entity": 404, "ambiguous": 409, "conflict": 409, "invalid": 400}
-Name = Field(min_length=1, max_length=200)
+# A name as the service accepts it (``clean_name``): the document states the pattern, the
+# service refuses what breaks it with its own words (which rule, which name).
+_NAME_RULE = {"pattern": NAME_PATTERN,
+              "description": "a letter or digit; no control character; none of ; ； |"}
+Name = Annotated[str, Field(min_length=1, max_length=MAX_NAME_CHARS, json_schema_extra=_NAME_RULE)]
 
 
 class AddAliases(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    aliases: list[str] = Field(min_length=1, max_length=500)
-    force: bool = False
+    aliases: list[Name] = Field(min_length=1, max_length=500)
+    force: bool = Field(False, strict=True)
     type: str | None = Field(None, max_length=64)
 
 
 class RemoveAliases(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    aliases: list[str] = Field(min_length=1, max_length=500)
+    aliases: list[Name] = Field(min_length=1, max_length=500)
 
 
 class Rename(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    name: str = Name
+    name: Name
 
 
 class Split(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    aliases: list[str] = Field(min_length=1, max_length=500)
-    into: str = Name
+    aliases: list[Name] = Field(min_length=1, max_length=500)
+    into: Name
 
 
 class Merge(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    keep: str = Name
-    drop: list[str] = Field(min_length=1, max_length=100)
+    keep: Name
+    drop: list[Name] = Field(min_length=1, max_length=100)
 
 
 def _who() -> str:
@@ -165,10 +172,14 @@ def add_aliases(name: str):
 @bp.delete("/v1/entities/<path:name>/aliases")
 @require_admin
 def remove_aliases(name: str):
-    aliases = request.args.getlist("alias")
-    if not aliases:
-        aliases = RemoveAliases.model_validate(json_body()).aliases
+    """The aliases to remove come as ``?alias=`` (repeated), in a JSON body, or both."""
+    aliases = query_params(RemoveAliasParams).alias or []
+    if request.content_length:
+        aliases = [*aliases, *RemoveAliases.model_validate(json_body()).aliases]
     service = _service()
+    if not aliases:  # nothing named: nothing to remove (the entity must still exist)
+        entity = _run(lambda: service.resolve(name))
+        return jsonify(Change("remove", entity.key, False, "no alias given: nothing removed").to_dict())
     return _change(lambda: service.remove(name, aliases))
 
 
@@ -188,11 +199,11 @@ def split(name: str):
     return _change(lambda: service.split(name, req.aliases, req.into), created_status=201)
 
 
-@bp.delete("/v1/entities/<path:name>")
+@bp.delete("/v1/entities/<path:key>")  # the template of GET /v1/entities/<key>: one path, two methods
 @require_admin
-def delete(name: str):
+def delete(key: str):
     service = _service()
-    return _change(lambda: service.delete(name))
+    return _change(lambda: service.delete(key))
 
 
 @bp.post("/v1/entities/_merge")
@@ -219,8 +230,28 @@ def import_csv():
         raise ApiError(415, "unsupported_media_type", "send the glossary as text/csv or as a multipart file named 'file'")
     if suffix not in (".csv", ".yaml", ".yml", ".txt"):
         raise ApiError(400, "invalid_request", f"glossary file type {suffix!r} is not supported (.csv, .yaml, .txt)")
+    job = _job("import")
     service = _service()
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / f"glossary{suffix}"
-        path.write_bytes(data)
-        return _change(lambda: import_glossary(service, path, force=force, label=label), created_status=201)
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / f"glossary{suffix}"
+            path.write_bytes(data)
+            body, status = _change(lambda: import_glossary(service, path, force=force, label=label,
+                                                           progress=progress(job)), created_status=201)
+    except Exception as exc:
+        finish(job, failed=True, message=str(exc) if isinstance(exc, ApiError) else type(exc).__name__)
+        raise
+    finish(job, failed=False, message=body.get_json()["message"])
+    body.headers[JOB_HEADER] = job.id
+    return body, status
+
+
+def _job(kind: str) -> Job:
+    """The job this request is (its id from ``X-Kgrag-Job`` when the client chose one)."""
+    given = request.headers.get(JOB_HEADER, "").strip() or None
+    if given is not None and not VALID_ID.match(given):
+        raise ApiError(400, "invalid_request", f"{JOB_HEADER}: 1-128 characters of A-Z a-z 0-9 . _ : -")
+    job = current_app.config["KGRAG_JOBS"].start(given, kind)
+    if job is None:
+        raise ApiError(409, "conflict", f"job {given!r} is still running")
+    return job

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import threading
 import unicodedata
@@ -11,8 +12,8 @@ from pathlib import Path
 
 from flask import Blueprint, current_app, jsonify, request
 
-from kgrag.ingest.loaders import SUPPORTED_SUFFIXES, LoadError, load
-from kgrag.ingest.loaders.base import content_hash
+from kgrag.ingest.loaders import SUPPORTED_SUFFIXES, LoadError
+from kgrag.ingest.sources import Sources, posted_document, upload_documents
 from kgrag.server.auth import require_admin
 from kgrag.server.errors import ApiError, redact_paths
 from kgrag.server.request_log import request_id
@@ -50,11 +51,10 @@ def add_documents():
             docs, failed = uploads.load_all(request.files.getlist("file") + request.files.getlist("files"))
         else:
             req = DocumentsRequest.model_validate(json_body())
-            docs = [
-                Document(id=d.id, source=d.source or d.id, title=d.title, text=d.text,
-                         hash=content_hash(d.title, d.text, d.format), format=d.format, metadata=d.metadata)
-                for d in req.documents
-            ]
+            posted: dict[str, dict] = {}
+            for d in req.documents:  # the first of one id is ingested, a second is refused
+                posted.setdefault(d.id, d.model_dump())
+            docs = [posted_document(d.model_dump()) for d in req.documents]
             failed = []
         if not docs and failed:
             raise ApiError(400, "no_documents", "; ".join(f"{f['path']}: {f['reason']}" for f in failed))
@@ -64,6 +64,12 @@ def add_documents():
             _components().retriever.facets.invalidate()  # new doc types, tags or dates
             if uploads is not None:  # under the lock: two uploads of one name keep the later file
                 uploads.keep({f.path for f in report.failed})
+            else:  # kept as sources, so a rebuild of a lost store brings them back (kgrag.repair)
+                failed_sources = {f.path for f in report.failed}
+                sources = Sources(current_app.config["KGRAG_SETTINGS"].data_dir)
+                for fields in posted.values():
+                    if (fields.get("source") or fields["id"]) not in failed_sources:
+                        sources.keep_posted(fields)
     finally:
         if uploads is not None:
             uploads.discard()
@@ -109,11 +115,25 @@ def upload_name(given: str) -> str | None:
     return name if Path(name).stem else None
 
 
+def client_filename(storage) -> str:
+    """The file name as the client sent it. werkzeug reads a backslash in the quoted name as an
+    escape (``C:\\docs\\x.md`` became ``C:docsx.md``), but browsers send it as is (the HTML
+    standard escapes only quotes, as ``%22``): the name is read again from the part's own
+    header, so ``upload_name`` keeps its last component."""
+    disposition = storage.headers.get("Content-Disposition", "")
+    if "filename*" not in disposition:
+        found = re.search(r'filename="([^"]*)"', disposition)
+        if found is not None and "\\" in found.group(1) and not found.group(1).endswith("\\"):
+            return found.group(1)
+    return storage.filename or ""
+
+
 class _Uploads:
     """One request's uploads, staged under ``uploads/.incoming/<random>/<name>`` (loaders see
     the real file name) and moved into ``uploads/<name>`` only once ingested: a file that fails
     to load or ingest never replaces the knowledge base's copy, and leaves nothing behind.
-    A file's document id is ``uploads/<name>``; two files of one request with the same name
+    A file's document id is ``uploads/<name>`` (``kgrag.ingest.sources.upload_documents``);
+    two files of one request with the same name
     are refused, not silently merged (uploading the same name again later is an update)."""
 
     def __init__(self, folder: Path, staging: Path) -> None:
@@ -131,7 +151,7 @@ class _Uploads:
         docs: list[Document] = []
         failed: list[dict] = []
         for storage in files:
-            name = upload_name(storage.filename or "")
+            name = upload_name(client_filename(storage))
             if name is None:
                 failed.append({"path": storage.filename or "", "reason": "file name missing or unusable"})
             elif Path(name).suffix.lower() not in SUPPORTED_SUFFIXES:
@@ -150,13 +170,10 @@ class _Uploads:
         storage.save(path)
         self.names.append(name)
         try:
-            loaded = load(path, f"uploads/{name}")  # a row of a table file: uploads/<name>#row<n>
+            return upload_documents(path, name)
         except LoadError as exc:
             failed.append({"path": name, "reason": redact_paths(exc.reason)})
             return []
-        for doc in loaded:
-            doc.source = f"uploads/{name}"
-        return loaded
 
     def keep(self, failed_sources: set[str]) -> None:
         """Move the uploads whose documents were all ingested into place."""
@@ -166,3 +183,18 @@ class _Uploads:
 
     def discard(self) -> None:
         shutil.rmtree(self.staging, ignore_errors=True)
+
+
+def remove_staged_uploads(data_dir: Path) -> int:
+    """At start: the staging folders uploads of a killed server left (``uploads/.incoming/*``);
+    no request is running yet. Returns how many were removed."""
+    staging = Path(data_dir) / "uploads" / ".incoming"
+    if not staging.is_dir():
+        return 0
+    left = [p for p in staging.iterdir()]
+    for path in left:
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)
+    return len(left)

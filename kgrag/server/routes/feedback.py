@@ -4,20 +4,24 @@ comment and the chunks the person marked as right, stored beside the knowledge b
 
 from __future__ import annotations
 
+import math
 import threading
 
-from flask import Blueprint, current_app, jsonify
+from flask import Blueprint, current_app, jsonify, request
 from pydantic import BaseModel, ConfigDict, Field
 
 from kgrag.feedback import ChunkRef, Feedback, FeedbackStore
 from kgrag.feedback.export import gold_chunks
 from kgrag.feedback.store import Rating
-from kgrag.server.errors import ApiError
+from kgrag.server.errors import ApiError, RateLimited
+from kgrag.server.rate_limit import RateLimit
 from kgrag.server.schemas import json_body
 
 bp = Blueprint("feedback", __name__)
 _STORE_LOCK = threading.Lock()
 ChunkId = Field(min_length=1, max_length=1024)
+# The largest valid request (every field at its longest) is about 50 KB.
+MAX_BODY_BYTES = 64 * 1024
 
 
 class CitedChunk(BaseModel):
@@ -69,8 +73,24 @@ def _doc_ids(chunk_ids: list[str]) -> dict[str, str]:
     return found
 
 
+def _limit() -> None:
+    """A body at most ``MAX_BODY_BYTES`` (413), and at most ``server.feedback_per_minute`` posts
+    per client (429 with Retry-After)."""
+    if (request.content_length or 0) > MAX_BODY_BYTES:
+        raise ApiError(413, "request_too_large", f"feedback is at most {MAX_BODY_BYTES} bytes")
+    with _STORE_LOCK:
+        limit = current_app.config.get("KGRAG_FEEDBACK_LIMIT")
+        if limit is None:
+            per_minute = current_app.config["KGRAG_SETTINGS"].server.feedback_per_minute
+            limit = current_app.config["KGRAG_FEEDBACK_LIMIT"] = RateLimit(per_minute)
+    wait = limit.wait_s(request.remote_addr or "unknown")
+    if wait:
+        raise RateLimited(math.ceil(wait), f"at most {limit.count} feedback posts a minute from one client")
+
+
 @bp.post("/v1/feedback")
 def add_feedback():
+    _limit()
     req = FeedbackRequest.model_validate(json_body())
     docs = _doc_ids([c.chunk_id for c in req.citations] + req.relevant_chunks)
     item = Feedback(

@@ -8,14 +8,16 @@ WAL lets another process (a CLI ingest) write while this one reads.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import threading
+import time
 from collections.abc import Callable, Hashable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
-from kgrag.errors import StoreError
+from kgrag.errors import StoreDamaged, StoreError, damage_message
 
 T = TypeVar("T")
 
@@ -42,6 +44,12 @@ class SqliteDatabase:
         # Write transactions begun through this object: with ``data_version`` (commits by other
         # connections) it tells a cache built from the file whether it is stale.
         self.writes = 0
+        self._depth = 0  # write blocks open on this connection (only the lock's holder reads it)
+        self.app_id = app_id
+        # An empty file is a new database to SQLite (and one another process is creating now);
+        # a file of another kind is refused by the schema check, naming both kinds.
+        if self.path != ":memory:" and (damage := header_damage(self.path, None, empty_ok=True)) is not None:
+            raise StoreDamaged(self.path, damage)
         try:
             self.conn = sqlite3.connect(
                 self.path, check_same_thread=False, isolation_level=None, timeout=30.0
@@ -56,6 +64,8 @@ class SqliteDatabase:
             self._prepare(app_id, schema_version, schema, additions)
         except sqlite3.Error as exc:
             self.conn.close()
+            if is_damage(exc):
+                raise StoreDamaged(self.path, str(exc)) from exc
             raise StoreError(f"{self.path}: not a usable SQLite file: {exc}") from exc
         except StoreError:
             self.conn.close()
@@ -111,10 +121,14 @@ class SqliteDatabase:
         with self.lock:
             conn = self._open_conn(what)
             self.writes += 1
+            if self._depth:  # inside another write of this thread: part of its transaction
+                yield from self._nested(conn, what)
+                return
             try:
                 conn.execute("BEGIN IMMEDIATE")
             except sqlite3.Error as exc:
-                raise StoreError(f"{self.path}: {what}: {exc}") from exc
+                raise self._failed(what, exc) from exc
+            self._depth = 1
             try:
                 yield conn
                 conn.execute("COMMIT")
@@ -122,8 +136,28 @@ class SqliteDatabase:
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
                 if isinstance(exc, sqlite3.Error):
-                    raise StoreError(f"{self.path}: {what}: {exc}") from exc
+                    raise self._failed(what, exc) from exc
                 raise
+            finally:
+                self._depth = 0
+
+    def _nested(self, conn: sqlite3.Connection, what: str) -> Iterator[sqlite3.Connection]:
+        """A write inside a write: a savepoint, so its own failure undoes only its part (as a
+        write of its own would have been undone) and the outer transaction decides the rest."""
+        savepoint = f"kgrag_{self._depth}"
+        conn.execute(f"SAVEPOINT {savepoint}")
+        self._depth += 1
+        try:
+            yield conn
+            conn.execute(f"RELEASE {savepoint}")
+        except BaseException as exc:
+            conn.execute(f"ROLLBACK TO {savepoint}")
+            conn.execute(f"RELEASE {savepoint}")
+            if isinstance(exc, sqlite3.Error):
+                raise self._failed(what, exc) from exc
+            raise
+        finally:
+            self._depth -= 1
 
     @contextmanager
     def read(self, what: str) -> Iterator[sqlite3.Connection]:
@@ -133,7 +167,13 @@ class SqliteDatabase:
             try:
                 yield conn
             except sqlite3.Error as exc:
-                raise StoreError(f"{self.path}: {what}: {exc}") from exc
+                raise self._failed(what, exc) from exc
+
+    def _failed(self, what: str, exc: sqlite3.Error) -> StoreError:
+        """The StoreError for a SQLite error: StoreDamaged when the file is damaged."""
+        if is_damage(exc):
+            return StoreDamaged(self.path, f"{what}: {exc}")
+        return StoreError(f"{self.path}: {what}: {exc}")
 
     def problems(self) -> list[str]:
         """Why this file cannot be trusted now ([] when it can): removed or replaced since it
@@ -150,15 +190,25 @@ class SqliteDatabase:
         if self._identity is not None and now != self._identity:
             return [f"{Path(self.path).name} was replaced since the store opened it"]
         state = (now, _stat_state(self.path), _wal_state(f"{self.path}-wal"))
+        if self._checked is not None and self._checked[0] == state:
+            return self._checked[1]
+        # Cheap (a stat and the first 100 bytes), so it runs whenever the file changed: a file
+        # emptied, cut short or overwritten under a running server is named at once, before
+        # quick_check (which may take seconds) or a query meets it.
+        damage = header_damage(self.path, self.app_id)
+        if damage is not None:
+            self._checked = (state, [damage_message(Path(self.path).name, damage)])
+            return self._checked[1]
         if self._checked is None and _noted_sound(self.path, state):
             self._checked = (state, [])
         if self._checked is None or self._checked[0] != state:
             self.quick_checks += 1
+            name = Path(self.path).name
             try:
                 rows = _quick_check(self.path)
-                found = [] if rows == ["ok"] else [f"{Path(self.path).name} fails quick_check: {rows[0]}"]
+                found = [] if rows == ["ok"] else [damage_message(name, f"quick_check: {rows[0]}")]
             except sqlite3.Error as exc:
-                found = [f"{Path(self.path).name} fails quick_check: {exc}"]
+                found = [damage_message(name, f"quick_check: {exc}")]
             self._checked = (state, found)
             _note(self.path, state, sound=not found)
         return self._checked[1]
@@ -204,6 +254,51 @@ class SqliteDatabase:
             if self.conn is not None:
                 self.conn.close()
                 self.conn = None  # type: ignore[assignment]
+
+
+_HEADER = b"SQLite format 3\x00"
+# SQLite's primary result codes for a file that is not (or no longer) a sound database.
+_DAMAGE_CODES = frozenset({sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB})
+
+
+def is_damage(exc: sqlite3.Error) -> bool:
+    """Whether SQLite's error says the file is damaged (not merely busy, locked or full)."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    return code is not None and (code & 0xFF) in _DAMAGE_CODES
+
+
+def header_damage(path: str, app_id: int | None, empty_ok: bool = False) -> str | None:
+    """What the first 100 bytes and the size of an existing store file say is wrong with it, or
+    None: emptied, no SQLite header, another kind of file, or shorter than the pages its header
+    counts (truncated); with ``app_id``, a file of another kind. A missing file is no damage
+    (the store creates it). A checkpoint of
+    another process can extend the file just after it wrote the header: a shortfall is looked
+    at again once before it is reported."""
+    for attempt in range(2):
+        try:
+            with open(path, "rb") as f:
+                head = f.read(100)
+                size = os.fstat(f.fileno()).st_size
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            return f"cannot be read: {exc.strerror or exc}"
+        if size == 0:
+            return None if empty_ok else "emptied: 0 bytes"
+        if len(head) < 100 or not head.startswith(_HEADER):
+            return "no SQLite header: overwritten or not a database"
+        found_app_id = int.from_bytes(head[68:72], "big")
+        if app_id is not None and found_app_id not in (0, app_id):
+            return f"holds a {_KIND_BY_APP_ID.get(found_app_id, 'file of another program')}, not a {_KIND_BY_APP_ID.get(app_id, 'kgrag store')}"
+        page_size = int.from_bytes(head[16:18], "big")
+        page_size = 65536 if page_size == 1 else page_size
+        pages = int.from_bytes(head[28:32], "big")
+        # The page count is valid when "version-valid-for" equals the change counter.
+        if head[92:96] != head[24:28] or size >= pages * page_size:
+            return None
+        if attempt == 0:
+            time.sleep(0.05)
+    return f"truncated: {size:,} of {pages * page_size:,} bytes"
 
 
 def _file_identity(path: str) -> tuple[int, int] | None:

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 from kgrag.errors import StoreError
@@ -61,6 +62,14 @@ class SqliteGraphStore:
         # Saved beside the database after each full build; a restarted server loads it and
         # applies the changes since, instead of re-reading every relation (README "Sizing").
         self._graph_cache = EntityGraphCache(Path(self.path + ".walk.npz") if self.path != ":memory:" else None)
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """``kgrag.stores.base.Transactional``: every write of this thread inside the block
+        commits together or not at all. Other threads' reads of this store wait meanwhile (one
+        connection): keep the block to the writes."""
+        with self._db.write("one transaction"):
+            yield
 
     # -- documents -------------------------------------------------------------------------
     def get_document(self, doc_id: str) -> Document | None:
