@@ -12,9 +12,9 @@ import random
 import numpy as np
 import pytest
 
-from kgrag.retrieve.paths import HOME_BONUS
+from kgrag.retrieve.tuning import GRAPH_WALK
 from kgrag.retrieve.types import SeedSupport
-from kgrag.retrieve.walk_scores import SECONDARY_SHARE, Reached, top_rows
+from kgrag.retrieve.walk_scores import Reached, top_rows
 from kgrag.types import GraphPath
 
 
@@ -44,7 +44,7 @@ def _reference(mentions, routes, homes, k, question, overall, per_seed):
     for chunk_id, key, gain, path, primary in found:
         seed = path.nodes[0]
         if key in homes.get(chunk_id, ()):
-            gain *= HOME_BONUS
+            gain *= GRAPH_WALK.home_bonus
             held = support.setdefault(chunk_id, {}).get(seed)
             if held is None or gain > held.gain:
                 support[chunk_id][seed] = SeedSupport(seed, key, path.hops, gain)
@@ -56,7 +56,7 @@ def _reference(mentions, routes, homes, k, question, overall, per_seed):
         total = 0.0
         for seed_gains in by_seed.values():
             top = max(seed_gains)
-            total += top + SECONDARY_SHARE * (sum(seed_gains) - top)
+            total += top + GRAPH_WALK.secondary_share * (sum(seed_gains) - top)
         scores[cid] = total
     ranked = heapq.nsmallest(k, scores.items(), key=lambda kv: (-kv[1], kv[0]))
     return head, ranked, {cid: evidence[cid] for cid, _ in ranked}, support
@@ -88,7 +88,7 @@ def test_array_scoring_equals_the_dict_version(seed):
     reached = Reached.collect(mentions, routes)
     assert reached.home_candidates(k, question, overall, per_seed) == head
     home = reached.home_mask(homes)
-    gain = np.where(home, reached.gain * HOME_BONUS, reached.gain)
+    gain = np.where(home, reached.gain * GRAPH_WALK.home_bonus, reached.gain)
     scores = reached.scores(gain)
     mine = [(reached.chunk_ids[i], float(scores[i])) for i in top_rows(scores, k, reached.chunk_ids)]
     assert [c for c, _ in mine] == [c for c, _ in ranked]

@@ -4,6 +4,7 @@ the shipped spaCy pipeline, embedder and the embedded stores."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -21,7 +22,7 @@ def handbook_kb(tmp_path_factory, embedder, recognizer):
     from kgrag.config import Settings
 
     # The handbook beside the bundled demo corpus: in eight sections alone every entity would
-    # be "too general" for the walk to follow (MAX_ENTITY_DF of the corpus).
+    # be "too general" for the walk to follow (GRAPH_WALK.max_entity_df of the corpus).
     comps = Components(Settings(data_dir=tmp_path_factory.mktemp("handbook-kb")), embedder=embedder, recognizer=recognizer)
     report = comps.ingest_job().run([REPO / "kgrag" / "demo" / "corpus", HANDBOOK], progress=False)
     assert not report.failed
@@ -121,7 +122,7 @@ def test_the_walk_ranks_the_reached_section_holding_the_questions_words_first(ha
     read = graph_ranking()
     assert read[0] == table, read
     assert "security/_index.md#s000" in read  # the team's own section, one ROW hop on
-    monkeypatch.setattr(paths, "WORDS_WEIGHT", 0.0)  # the walk alone, endpoints unread
+    monkeypatch.setattr(paths, "GRAPH_WALK", replace(paths.GRAPH_WALK, words_weight=0.0))  # the walk alone, endpoints unread
     assert graph_ranking().index(table) > 0
 
 
@@ -142,7 +143,7 @@ def test_a_heading_the_question_describes_in_other_words_seeds_the_graph_walk(ha
         assert entity is not None and entity.type in (SECTION, DEFINED_TERM, TERM, IDENTIFIER, TABLE_ENTRY)
     ids = [h.chunk.doc_id for h in result.hits]
     assert ids and ids[0] == "company/structure.md#s001", ids
-    monkeypatch.setattr(describe, "MAX_DESCRIBED", 0)  # no described seed: the walk has none
+    monkeypatch.setattr(describe, "LINKING", replace(describe.LINKING, max_described=0))  # no described seed: the walk has none
     assert handbook_kb.retriever.retrieve(q, top_k=5, modes=("graph",)).hits == []
 
 
@@ -293,7 +294,7 @@ def test_the_walk_ranks_the_reached_section_whose_table_has_the_asked_column_fir
         return [h.chunk.doc_id for h in handbook_kb.retriever.retrieve(q, top_k=5, modes=("graph",)).hits]
 
     assert graph_ranking()[0] == channels
-    monkeypatch.setattr(paths, "TABLE_WEIGHT", 0.0)
+    monkeypatch.setattr(paths, "GRAPH_WALK", replace(paths.GRAPH_WALK, table_weight=0.0))
     assert graph_ranking().index(channels) > 0
 
 

@@ -21,8 +21,9 @@ import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from kgrag.generate.citations import MIN_SUPPORT, MIN_TERMS, answer_sentences
+from kgrag.generate.citations import answer_sentences
 from kgrag.generate.sentences import plain, terms
+from kgrag.generate.tuning import CITATIONS
 from kgrag.generate.types import Answer
 from kgrag.retrieve.types import Hit
 from kgrag.text.normalize import fold
@@ -115,10 +116,10 @@ def check_citations(answer: Answer, hits: Sequence[Hit], gold_ids: Iterable[str]
 def _supports(sentence: str, numbers: list[int], n: int, source_terms: dict[int, set[str]]) -> bool:
     words = terms(plain(sentence))
     own = source_terms.get(n, set())
-    if len(words) < MIN_TERMS:  # "Yes." — too short to check, as in the generator's checker
+    if len(words) < CITATIONS.min_terms:  # "Yes." — too short to check, as in the generator's checker
         return True
-    if len(words & own) / len(words) >= MIN_SUPPORT:
+    if len(words & own) / len(words) >= CITATIONS.min_support:
         return True
     others = set().union(*(source_terms.get(k, set()) for k in set(numbers) - {n}))
     joint = own | others
-    return len(words & joint) / len(words) >= MIN_SUPPORT and bool((words & own) - others)
+    return len(words & joint) / len(words) >= CITATIONS.min_support and bool((words & own) - others)

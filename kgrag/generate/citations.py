@@ -20,6 +20,7 @@ from kgrag.generate.sentences import (
     split_sentences,
     terms,
 )
+from kgrag.generate.tuning import CITATIONS
 from kgrag.generate.types import Citation, Source
 from kgrag.types import Chunk
 
@@ -46,8 +47,6 @@ _NOT_IN_KB = re.compile(
     re.IGNORECASE,
 )
 
-MIN_TERMS = 2  # sentences with fewer content terms ("Yes.", "是的。") are not checked
-MIN_SUPPORT = 0.5  # share of a sentence's terms that its cited sources must contain
 
 
 def parse_numbers(inner: str) -> list[int]:
@@ -141,10 +140,10 @@ def check(text: str, sources: Sequence[Source]) -> CheckResult:
             declines = True
             continue
         words = terms(plain(sentence.text))
-        if len(words) < MIN_TERMS:
+        if len(words) < CITATIONS.min_terms:
             continue
         known = set().union(*(source_terms[k] for k in sentence.numbers)) if sentence.numbers else set()
-        if len(words & known) / len(words) < MIN_SUPPORT:
+        if len(words & known) / len(words) < CITATIONS.min_support:
             unsupported.append(sentence.text)
     cited = sorted({int(k) for k in _NORMALISED.findall(normalised)})
     return CheckResult(normalised, invalid, unsupported, cited, claims, declines, len(sentences))

@@ -4,7 +4,7 @@ A pure function of the question, its linked entities and the hits (``assess``), 
 pipeline and the evaluation's negative-rejection check (``kgrag eval --negatives``: the same
 hits with the question's gold passages taken out) decide the same way.
 
-Signals, read from the top ``GATE_DEPTH`` hits:
+Signals, read from the top ``RANKING.gate_depth`` hits:
 
 - ``coverage``: share of the question's content words found in the top three hits, matched
   as *word forms*: a word matches itself and its inflections ("capital", "capitals"), never a
@@ -24,11 +24,10 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 
 from kgrag.config import RetrievalSettings
+from kgrag.retrieve.tuning import LINKING, RANKING
 from kgrag.retrieve.types import Hit, LinkedEntity
 from kgrag.retrieve.word_forms import (
-    FUZZY_WORD_RATIO,
     LATIN_WORD,
-    MIN_FUZZY_WORD,
     HitText,
     content_words,
     inflection_found,
@@ -42,9 +41,6 @@ from kgrag.retrieve.word_forms import (
 from kgrag.text.analyze import EN_STOP
 from kgrag.text.normalize import fold_marks
 from kgrag.text.scripts import HAN_RUN, has_han
-
-GATE_DEPTH = 5  # hits the gate reads (the answer is built from the first few)
-COVERAGE_DEPTH = 3  # hits whose words the coverage counts
 
 # A page title's disambiguation, "(film)", "(footballer, born 1906)", or a trailing ", Florida".
 _TITLE_QUALIFIER = re.compile(r"\s*\([^)]*\)\s*$|,.*$")
@@ -103,12 +99,12 @@ def assess(question: str, hits: Sequence[Hit], linked: Sequence[LinkedEntity], g
     """The gate's decision on ``hits`` (best first) for ``question``."""
     if not hits:
         return Assessment(True, "no hits")
-    top = hits[:GATE_DEPTH]
+    top = hits[:RANKING.gate_depth]
     if reranked and gate.min_score is not None:
         best = max(h.score for h in top)
         return Assessment(best < gate.min_score, "reranker score under min_score" if best < gate.min_score else None)
     read = [HitText(h) for h in top]
-    coverage = word_coverage(question, read[:COVERAGE_DEPTH])
+    coverage = word_coverage(question, read[:RANKING.coverage_depth])
     dense = [h.paths["dense"].score for h in top if "dense" in h.paths]
     best_dense = max(dense) if dense else None
     other_names = {le.surface: le.name for le in linked}
@@ -158,7 +154,7 @@ def _unsupported_subject(question: str, names: list[str], top: Sequence[Hit], re
         return True
     name_words = {w for n in names for w in word_forms(n) if w not in EN_STOP}
     relation = {w for w in content_words(question) if w not in name_words and w not in COMPARATIVES}
-    found = {w for w in relation if any(r.has(w) for r in read[:COVERAGE_DEPTH])}
+    found = {w for w in relation if any(r.has(w) for r in read[:RANKING.coverage_depth])}
     relation -= when_words(question, relation) - found  # "the date of the last Berlin meetup": not missed
     return weak_for_relation and bool(relation) and len(found) / len(relation) < gate.min_relation_no_subject
 
@@ -173,11 +169,11 @@ class _Words:
     def holds(self, word: str) -> bool:
         if inflection_found(word, self.words):
             return True
-        if len(word) < MIN_FUZZY_WORD:
+        if len(word) < LINKING.min_fuzzy_word:
             return False
         from rapidfuzz import fuzz, process
 
-        return process.extractOne(word, self.words, scorer=fuzz.ratio, score_cutoff=FUZZY_WORD_RATIO) is not None
+        return process.extractOne(word, self.words, scorer=fuzz.ratio, score_cutoff=LINKING.fuzzy_word_ratio) is not None
 
 
 def _is_about(hit: Hit, asked: _Words) -> bool:

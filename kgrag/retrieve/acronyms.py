@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from kgrag.retrieve.tuning import LINKING
 from kgrag.retrieve.types import LinkedEntity
 from kgrag.stores.base import GraphReader
 from kgrag.types import PART_OF, SECTION
@@ -26,8 +27,6 @@ from kgrag.types import PART_OF, SECTION
 _ASKS_LETTERS = re.compile(
     r"\b[Ww]hat\s+(?:does|do|did)\s+(?:the\s+)?(?:letters?\s+)?[\"'‘“]?(?P<letters>[A-Z]{1,3})[\"'’”]?"
     r"(?:\s+in\s+(?:the\s+)?[\w-]+)?\s+(?:stand|stands)\s+for\b")
-MAX_PARTS = 50  # an acronym with more sections next to it is not a list of its letters
-NEIGHBOURS_READ = 400  # its parts are among its heaviest neighbours
 
 
 def asked_letters(question: str) -> str | None:
@@ -47,11 +46,11 @@ def letter_parts(question: str, linked: Sequence[LinkedEntity], graph: GraphRead
         acronym = le.surface.strip()
         if not (acronym.isupper() and acronym.isalpha() and len(acronym) >= 3 and _holds(acronym, letters)):
             continue
-        near = graph.neighbors([le.key], 1, NEIGHBOURS_READ)
+        near = graph.neighbors([le.key], 1, LINKING.acronym_neighbours_read)
         part_of = {k for k, p in near.items() if p.hops == 1 and p.edges == [PART_OF]}
         sections = [e for e in map(graph.get_entity, sorted(k for k, p in near.items() if p.hops == 1))
                     if e is not None and (e.type == SECTION or e.key in part_of)]
-        if len(sections) > MAX_PARTS:
+        if len(sections) > LINKING.acronym_max_parts:
             continue
         out += [LinkedEntity(e.name, e.key, e.name, "acronym letter", 1.0) for e in sections
                 if _initials(e.name).startswith(letters)]

@@ -22,13 +22,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from itertools import takewhile
 
+from kgrag.retrieve.tuning import RANKING
 from kgrag.retrieve.types import Completion, Hit
 from kgrag.stores.filters import SearchFilter
 from kgrag.types import Chunk, child_chunk_id
 
-# How far from the cited chunk a neighbouring section is looked for (chunks, either way); when
-# the cited section runs on further, only the cited chunk is placed.
-MAX_SCAN = 12
 PREVIOUS_ANSWER = "previous_answer"
 NEIGHBOUR = "position"
 
@@ -43,7 +41,7 @@ def neighbour(anchor: Chunk, direction: str, get: GetChunks) -> Chunk | None:
     if anchor.is_parent or anchor.id != child_chunk_id(anchor.doc_id, anchor.ordinal):
         return None
     step = 1 if direction == "after" else -1
-    ordinals = [anchor.ordinal + step * j for j in range(1, MAX_SCAN + 1)]
+    ordinals = [anchor.ordinal + step * j for j in range(1, RANKING.neighbour_scan + 1)]
     ids = [child_chunk_id(anchor.doc_id, i) for i in ordinals if i >= 0]
     found = {c.id: c for c in get(ids)}
     run: list[Chunk] = []

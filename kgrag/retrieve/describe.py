@@ -12,9 +12,9 @@ Here each name of an entity the term extractor made (``ANY_CASE_TYPES``: heading
 terms, noun-phrase terms, identifiers, table entries; never an NER entity, so encyclopedic
 knowledge bases are untouched) is a bag of BM25 terms (``kgrag.text.analyze``: stemmed English,
 jieba-segmented Chinese). A name is *described* when the question holds its terms — the share
-``MIN_COVERAGE`` of their IDF weight among all names, by default every one. The
-``MAX_DESCRIBED`` best by the IDF mass they match (a rare word such as "fiscal" or "proj" carries
-a name, "team" or "channel" little) become graph seeds at ``DESCRIBED_CONFIDENCE`` × coverage,
+``LINKING.described_min_coverage`` of their IDF weight among all names, by default every one. The
+``LINKING.max_described`` best by the IDF mass they match (a rare word such as "fiscal" or "proj" carries
+a name, "team" or "channel" little) become graph seeds at ``LINKING.described_confidence`` × coverage,
 half an exactly linked entity's 1.0.
 
 They only seed the graph walk: the answer gate, follow-up detection, the iteration driver's
@@ -40,17 +40,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from kgrag.retrieve.background_cache import Refreshed, unless_unchanged
+from kgrag.retrieve.tuning import LINKING
 from kgrag.retrieve.types import LinkedEntity
 from kgrag.stores.base import GraphReader
 from kgrag.text.analyze import analyze
 from kgrag.types import ANY_CASE_TYPES, Entity
 
-MIN_COVERAGE = 1.0
-MAX_DESCRIBED = 5
-DESCRIBED_CONFIDENCE = 0.5
-# Candidates whose type is read before giving up on finding MAX_DESCRIBED structural ones (an
-# encyclopedic knowledge base holds NER entities only: its candidates are all skipped).
-MAX_TYPE_READS = 40
 INDEX_TTL_S = 60.0
 
 
@@ -112,21 +107,21 @@ class DescriptionLinker:
             total = sum(names.idf[w] for w in words)
             held = sum(names.idf[w] for w in words if w in asked)
             coverage = held / total
-            if coverage < MIN_COVERAGE - 1e-9:
+            if coverage < LINKING.described_min_coverage - 1e-9:
                 continue
             for key in keys:
                 if key not in taken and held * coverage > scored.get(key, (0.0,))[0]:
                     scored[key] = (held * coverage, coverage, alias)
         out: list[LinkedEntity] = []
         ranked = sorted(scored.items(), key=lambda kv: (-kv[1][0], kv[0]))
-        for key, (_, coverage, alias) in ranked[:MAX_TYPE_READS]:
-            if len(out) >= MAX_DESCRIBED:
+        for key, (_, coverage, alias) in ranked[:LINKING.max_type_reads]:
+            if len(out) >= LINKING.max_described:
                 break
             entity = _entity(self.graph, names, key)
             if entity is None or entity.type not in ANY_CASE_TYPES:
                 continue
             out.append(LinkedEntity(surface=alias, key=key, name=entity.name, method="words",
-                                    score=round(DESCRIBED_CONFIDENCE * coverage, 3)))
+                                    score=round(LINKING.described_confidence * coverage, 3)))
         return out
 
 

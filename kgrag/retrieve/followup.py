@@ -29,18 +29,11 @@ import re
 from collections.abc import Sequence
 from functools import lru_cache
 
+from kgrag.retrieve.tuning import FOLLOW_UPS
 from kgrag.retrieve.types import Completion, LinkedEntity
 from kgrag.text.patterns import DEMONSTRATIVES_EN, PERSONAL_PRONOUNS_EN, QUOTE_CHARS, words_pattern
 from kgrag.text.scripts import HAN, has_han
 from kgrag.types import Turn
-
-MAX_SHORT_WORDS = 8  # an English follow-up longer than this says enough to stand alone
-MAX_SHORT_HAN = 14  # the same for a Chinese one, in characters
-# A question that refers back ("the next one") may say a little more ("For the next item, are
-# family plans covered?"); a longer one uses "the first one" about its own subject.
-MAX_REFERRING_WORDS = 12
-MAX_REFERRING_HAN = 16
-MAX_CARRIED_TURNS = 3  # a chain of follow-ups is completed from at most this many questions
 
 _WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)?|\d+", re.UNICODE)
 _HAN = re.compile(f"[{HAN}]")
@@ -127,7 +120,7 @@ def followup_reason(question: str, links_entity: bool) -> str | None:
         return "short and opens like a continuation"
     if short and _ELLIPSIS_ZH.search(question):
         return "short and ends in the ellipsis particle 呢"
-    if not links_entity and _is_short(question, MAX_REFERRING_WORDS, MAX_REFERRING_HAN) and (
+    if not links_entity and _is_short(question, FOLLOW_UPS.max_referring_words, FOLLOW_UPS.max_referring_han) and (
             _REFERENCE_EN.search(question) or _REFERENCE_ZH.search(question)):
         return "refers back (next, previous, that one) and names no entity of its own"
     if not links_entity and short and (_PRONOUN_EN.search(question) or _PRONOUN_ZH.search(question)):
@@ -166,12 +159,12 @@ def _carried_questions(history: Sequence[Turn]) -> list[str]:
             continue
         out.append(q)
         # Earlier questions are judged without linking (no store here): only the wording.
-        if len(out) >= MAX_CARRIED_TURNS or followup_reason(q, links_entity=True) is None:
+        if len(out) >= FOLLOW_UPS.max_carried_turns or followup_reason(q, links_entity=True) is None:
             break
     return out[::-1]
 
 
-def _is_short(question: str, words: int = MAX_SHORT_WORDS, han_chars: int = MAX_SHORT_HAN) -> bool:
+def _is_short(question: str, words: int = FOLLOW_UPS.max_short_words, han_chars: int = FOLLOW_UPS.max_short_han) -> bool:
     han = len(_HAN.findall(question))
     if han:
         return han <= han_chars and len(_WORD.findall(_HAN.sub(" ", question))) <= 3

@@ -17,10 +17,8 @@ from dataclasses import dataclass, field
 
 from kgrag.config import RetrievalSettings
 from kgrag.retrieve.evidence import Placement, evidence_set, graph_has_structure
+from kgrag.retrieve.tuning import RANKING
 from kgrag.retrieve.types import PathRank, PathResult, Query
-
-# How many of the graph's first hits ``graph_has_structure`` looks at.
-STRUCTURE_TOP = 10
 
 
 def rrf(
@@ -146,9 +144,9 @@ def path_weights(results: Sequence[PathResult], settings: RetrievalSettings) -> 
     reasons: dict[str, str] = {}
     graph = next((r for r in results if r.name == "graph"), None)
     if graph is not None and graph.hits and len(results) > 1 \
-            and not graph_has_structure(graph, STRUCTURE_TOP):
+            and not graph_has_structure(graph, RANKING.structure_top):
         weights["graph"] *= settings.unstructured_graph_weight
-        reasons["graph"] = (f"none of its top {STRUCTURE_TOP} hits is the page of a question or feedback "
+        reasons["graph"] = (f"none of its top {RANKING.structure_top} hits is the page of a question or feedback "
                             f"entity: weight × {settings.unstructured_graph_weight}, no head place")
         for later in (r.name for r in results if r.name.startswith("graph@")):  # iteration rounds' walks
             weights[later] *= settings.unstructured_graph_weight

@@ -31,6 +31,7 @@ from kgrag.config import RetrievalSettings
 from kgrag.lexicon.gazetteer import Gazetteer, candidate_aliases, english_stop_words
 from kgrag.retrieve.background_cache import Refreshed, unless_unchanged
 from kgrag.retrieve.describe import DescriptionLinker
+from kgrag.retrieve.tuning import LINKING
 from kgrag.retrieve.types import LinkedEntity
 from kgrag.stores.base import GraphReader
 from kgrag.text.normalize import normalize_alias
@@ -38,8 +39,6 @@ from kgrag.text.scripts import has_han
 from kgrag.types import ANY_CASE_TYPES, IDENTIFIER, SECTION, Entity
 
 FUZZY_TTL_S = 60.0
-MAX_EXPANSIONS_PER_ENTITY = 8
-MIN_FUZZY_CHARS = 8
 # Capitalized word runs ("Kiefer Sutherland", "New York City") and quoted strings.
 _CAPITALIZED = re.compile(r"\b[A-Z][\w'’.-]*(?:\s+(?:of|the|de|von|van|and|&)?\s*[A-Z][\w'’.-]*)*")
 _QUOTED = re.compile(r"[\"“”'‘’「『《]([^\"“”‘’」』》]{3,80})[\"“”'‘’」』》]")
@@ -95,7 +94,7 @@ class EntityLinker:
             added = 0
             for form in forms:
                 norm = normalize_alias(form)
-                if norm and norm not in used and added < MAX_EXPANSIONS_PER_ENTITY:
+                if norm and norm not in used and added < LINKING.max_expansions_per_entity:
                     used.add(norm)
                     out.append(form)
                     added += 1
@@ -147,7 +146,7 @@ class EntityLinker:
                 start, end = m.span(1) if pattern is _QUOTED else m.span()
                 text = question[start:end].strip(" .,'’")
                 # Short spans fuzz-match the wrong word ("Flight" ~ "Light"): 8 characters at least.
-                if len(text) < MIN_FUZZY_CHARS or normalize_alias(text) in self._stop:
+                if len(text) < LINKING.min_fuzzy_chars or normalize_alias(text) in self._stop:
                     continue
                 if any(s < end and start < e for s, e in taken):
                     continue  # already linked exactly (wholly or in part)
@@ -196,7 +195,7 @@ class _FuzzyList(NamedTuple):
 
     @staticmethod
     def of(table: dict[str, list[str]]) -> _FuzzyList:
-        items = [(a, ks) for a, ks in table.items() if len(a) >= MIN_FUZZY_CHARS - 2]
+        items = [(a, ks) for a, ks in table.items() if len(a) >= LINKING.min_fuzzy_chars - 2]
         return _FuzzyList(table, [a for a, _ in items], [list(ks) for _, ks in items])
 
 

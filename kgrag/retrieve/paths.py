@@ -15,37 +15,13 @@ import numpy as np
 from kgrag.lexicon.titles import title_aliases
 from kgrag.retrieve.phrases import holds, quoted_phrases, telling
 from kgrag.retrieve.tables import asked_column, has_column
+from kgrag.retrieve.tuning import GRAPH_WALK
 from kgrag.retrieve.types import PathResult, Query, SeedWalk
 from kgrag.retrieve.walk_scores import Reached, top_rows
 from kgrag.retrieve.word_forms import content_words, held_share
 from kgrag.stores.base import ChunkIndex, GraphReader
 from kgrag.text.normalize import normalize_alias
 from kgrag.types import GraphPath, ScoredId
-
-# Graph path scoring knobs. An entity reached in h hops counts HOP_DECAY**h as much as one the
-# question names; an edge of weight w passes w / (w + EDGE_HALF) of the score on (a pair seen
-# together in one chunk passes half; in four chunks, 80%).
-HOP_DECAY = 0.7
-EDGE_HALF = 1.0
-# An entity mentioned in more chunks than this fraction of the corpus is too general to point
-# at anything (think "United States" in a Wikipedia corpus): it is not followed.
-MAX_ENTITY_DF = 0.05
-MENTIONS_PER_ENTITY = 50  # most-mentioning chunks taken per reached entity
-EVIDENCE_PER_CHUNK = 3
-HOME_BONUS = 3.0  # a path into the chunk whose title names the entity
-HOME_CANDIDATES = 150
-HOME_CANDIDATES_PER_SEED = 20
-FEEDBACK_CONFIDENCE = 0.8  # a seed taken from the best keyword hit, not from the question
-# A reached chunk's score is multiplied by 1 + WORDS_WEIGHT × the share of the question's
-# content words it holds (heading and text): the walk says which sections are near the
-# question's entities, the words say which of them is about what is asked (see ``search``).
-WORDS_WEIGHT = 1.0
-# ... and by TABLE_WEIGHT more when a Markdown table of it has a column named by the noun the
-# question asks for (``kgrag.retrieve.tables``). handbook_dev102 R@5, graph alone / default:
-# 54.1 / 87.9 → 55.2 / 88.4 (graph multi-hop 35.9 → 44.9); 3.0: 55.7 / 88.1. Sets without
-# tables (the Wikipedia-style ones, CMRC, RGB) are unchanged by construction.
-TABLE_WEIGHT = 1.0
-FRONTIER = 20  # entities a walk continues from at each further hop  # weight of a chunk's other paths from the same question entity
 
 
 class DensePath:
@@ -140,7 +116,7 @@ class KeywordPath:
 class GraphWalkPath:
     """Chunks that mention the entities the question links, or entities within ``hops`` of them.
 
-    A chunk's score sums, over the reached entities it mentions, ``confidence × HOP_DECAY**hops
+    A chunk's score sums, over the reached entities it mentions, ``confidence × GRAPH_WALK.hop_decay**hops
     × Π edge factors × specificity`` where specificity is the entity's IDF over chunks
     (normalized to 0..1): an entity mentioned everywhere says little. The best paths are kept
     as evidence. Filters are applied by the pipeline (the graph does not hold chunk metadata).
@@ -186,7 +162,7 @@ class GraphWalkPath:
         confidence = _question_confidence(query)
         question = tuple(confidence)
         feedback = [key for key in dict.fromkeys(query.feedback) if key not in confidence]
-        confidence.update((key, FEEDBACK_CONFIDENCE) for key in feedback)
+        confidence.update((key, GRAPH_WALK.feedback_confidence) for key in feedback)
         if walked is None or walked.seeds != question:
             walked = self.walk_question(query)
         n = walked.n if walked is not None else max(1, self.corpus_size())
@@ -198,13 +174,13 @@ class GraphWalkPath:
             paths, df = self._walk(feedback, n, max(0, self.hops - 1), budget)
             walks.append(SeedWalk(tuple(feedback), n, paths, df))
         routes = self._routes(walks, confidence)
-        reached = Reached.collect(self.graph.mentions_of(list(routes), MENTIONS_PER_ENTITY), routes)
+        reached = Reached.collect(self.graph.mentions_of(list(routes), GRAPH_WALK.mentions_per_entity), routes)
         # Titles are read for the strongest candidates only (reading thousands costs more than
         # the whole walk); the bonus can at most triple a chunk's score.
-        read = self._read(reached.home_candidates(k, question, HOME_CANDIDATES, HOME_CANDIDATES_PER_SEED))
+        read = self._read(reached.home_candidates(k, question, GRAPH_WALK.home_candidates, GRAPH_WALK.home_candidates_per_seed))
         homes = self._home_entities({cid: title for cid, (title, _) in read.items() if title})
         home = reached.home_mask(homes)
-        gain = np.where(home, reached.gain * HOME_BONUS, reached.gain)
+        gain = np.where(home, reached.gain * GRAPH_WALK.home_bonus, reached.gain)
         support = reached.support(gain, home)
         scores = reached.scores(gain)
         # Endpoints read: a section the walk reaches that also holds the question's words ranks
@@ -217,8 +193,8 @@ class GraphWalkPath:
         row = reached.row_of
         for cid, (title, text) in read.items():
             if cid in row and scores[row[cid]] > 0:
-                table = TABLE_WEIGHT if column is not None and has_column(text, column) else 0.0
-                scores[row[cid]] *= 1.0 + WORDS_WEIGHT * held_share(words, f"{title}\n{text}") + table
+                table = GRAPH_WALK.table_weight if column is not None and has_column(text, column) else 0.0
+                scores[row[cid]] *= 1.0 + GRAPH_WALK.words_weight * held_share(words, f"{title}\n{text}") + table
         ranked = [ScoredId(reached.chunk_ids[i], float(scores[i])) for i in top_rows(scores, k, reached.chunk_ids)]
         ids = [hit.id for hit in ranked]
         kept = self._evidence(query, reached.evidence(gain, ids), ids)
@@ -245,7 +221,7 @@ class GraphWalkPath:
                     continue
                 # Too general entities are not followed, but one the question names stays (with
                 # its low specificity) so "What is in the United States?" still finds something.
-                if path.hops and count > MAX_ENTITY_DF * walk.n:
+                if path.hops and count > GRAPH_WALK.max_entity_df * walk.n:
                     continue
                 specificity = math.log1p(walk.n / count) / math.log1p(walk.n)
                 routes.setdefault(key, []).append(
@@ -274,21 +250,21 @@ class GraphWalkPath:
                 if path not in shown:
                     shown.append(path)
             shown.sort(key=lambda p: p.nodes[0] not in linked)  # stable: keeps gain order
-            out[cid] = shown[:EVIDENCE_PER_CHUNK]
+            out[cid] = shown[:GRAPH_WALK.evidence_per_chunk]
         return out
 
     def _walk(self, seeds: list[str], n: int, hops: int, budget: int) -> tuple[dict[str, GraphPath], dict[str, int]]:
         """Paths from the seeds, one hop level at a time. A level only continues from the
-        ``FRONTIER`` most specific, best-connected entities of the last one: walking on through
+        ``GRAPH_WALK.frontier`` most specific, best-connected entities of the last one: walking on through
         a hub ("United States", thousands of neighbours) costs the most and finds nothing a
         specific entity would not."""
         paths = self.graph.neighbors(seeds, min(hops, 1), budget)
         df = self.graph.entity_chunk_counts(list(paths))
         frontier = [k for k, p in paths.items() if p.hops == 1]
         for _ in range(hops - 1):
-            specific = [k for k in frontier if 0 < df.get(k, 0) <= MAX_ENTITY_DF * n]
+            specific = [k for k in frontier if 0 < df.get(k, 0) <= GRAPH_WALK.max_entity_df * n]
             specific.sort(key=lambda k: (-_path_factor(paths[k]) / math.log1p(df[k]), k))
-            specific = specific[:FRONTIER]
+            specific = specific[:GRAPH_WALK.frontier]
             room = budget - len(paths)
             if not specific or room <= 0:
                 break
@@ -337,9 +313,9 @@ def _question_confidence(query: Query) -> dict[str, float]:
 
 
 def _path_factor(path: GraphPath) -> float:
-    factor = HOP_DECAY ** path.hops
+    factor = GRAPH_WALK.hop_decay ** path.hops
     for w in path.weights:
-        factor *= w / (w + EDGE_HALF)
+        factor *= w / (w + GRAPH_WALK.edge_half)
     return factor
 
 

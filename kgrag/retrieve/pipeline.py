@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from kgrag.config import RetrievalSettings
 from kgrag.errors import InputError
 from kgrag.models.base import CorpusEmbedder, Embedder, Reranker
-from kgrag.retrieve.abstain import GATE_DEPTH, assess, gate_settings
+from kgrag.retrieve.abstain import assess, gate_settings
 from kgrag.retrieve.acronyms import letter_parts
 from kgrag.retrieve.cited_neighbour import open_with_cited
 from kgrag.retrieve.constraints import CatalogCache, merge_filters
@@ -27,6 +27,7 @@ from kgrag.retrieve.llm_rewrites import REWRITES, QueryLLM, parse_rewrites, run_
 from kgrag.retrieve.paths import DensePath, GraphWalkPath, KeywordPath
 from kgrag.retrieve.postprocess import drop_overlapping, expand_parents, fused_hits
 from kgrag.retrieve.recency import Recency, prefer_recent
+from kgrag.retrieve.tuning import RANKING
 from kgrag.retrieve.types import (
     PATHS,
     Completion,
@@ -194,7 +195,7 @@ class Retriever:
 
         if query.completion is not None and query.completion.anchor:  # "and the next one?"
             hits = open_with_cited(query.completion, hits, self.chunk_index.get, query.filters)
-        hits = drop_overlapping(hits)[: max(query.top_k, GATE_DEPTH)]
+        hits = drop_overlapping(hits)[: max(query.top_k, RANKING.gate_depth)]
         if s.expand_parents:
             t = time.perf_counter()
             expand_parents(self.chunk_index, hits)

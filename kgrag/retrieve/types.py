@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from kgrag.retrieve.tuning import LINKING
 from kgrag.stores.filters import SearchFilter
 from kgrag.text.scripts import has_han
 from kgrag.types import Chunk, GraphPath, ScoredId
@@ -92,16 +93,13 @@ class PathResult:
     keep_head: bool = True
 
 
-MIN_MENTIONS = 2
-
-
 @dataclass
 class Exclusion:
     """Exclusion constraints ("not about X", "除了X"): no path may return a chunk about X.
 
     A chunk is *about* an excluded topic when its title or section heading names the topic (or
     any other name of an entity the topic links to: "not about LCA" also drops the section
-    titled 最近公共祖先), or when its text names it at least ``MIN_MENTIONS`` times: a single
+    titled 最近公共祖先), or when its text names it at least ``LINKING.excluded_min_mentions`` times: a single
     passing mention does not make a chunk about X ("Excluding the Sales Development and
     Integrated Marketing departments, which team ...?" is answered by the page that lists all
     the marketing teams; docs/decisions.md). The constraint is applied to every path's ranked
@@ -123,7 +121,7 @@ class Exclusion:
             return False
         if self._pattern.search(f"{chunk.title or ''} {chunk.section_path or ''}"):
             return True
-        return sum(1 for _ in zip(range(MIN_MENTIONS), self._pattern.finditer(chunk.text))) >= MIN_MENTIONS
+        return sum(1 for _ in zip(range(LINKING.excluded_min_mentions), self._pattern.finditer(chunk.text))) >= LINKING.excluded_min_mentions
 
     def excluded_ids(self, ids: Sequence[str], get: Callable[[list[str]], list[Chunk]]) -> set[str]:
         """The ids among ``ids`` whose chunks are about an excluded topic."""

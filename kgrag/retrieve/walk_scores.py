@@ -19,10 +19,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from kgrag.retrieve.tuning import GRAPH_WALK
 from kgrag.retrieve.types import SeedSupport
 from kgrag.types import GraphPath
-
-SECONDARY_SHARE = 0.1  # weight of a chunk's other paths from the same question entity
 
 
 @dataclass
@@ -45,7 +44,7 @@ class Reached:
     def collect(mentions: Mapping[str, list[tuple[str, int]]],
                 routes: Mapping[str, list[tuple[float, GraphPath]]]) -> Reached:
         """Every (chunk, entity, route) from each entity's mentions (chunk id, count) and
-        routes; a chunk that mentions an entity ``count`` times gains ``1 + 0.25 ln count``."""
+        routes; a chunk that mentions an entity ``count`` times gains ``1 + GRAPH_WALK.mention_boost × ln count``."""
         chunk_ix: dict[str, int] = {}
         seed_ix: dict[str, int] = {}
         entities: list[str] = []
@@ -66,7 +65,7 @@ class Reached:
         n = np.array([s[4] for s in segments], dtype=np.int64)
         count = np.array(counts, dtype=np.int64)
         held = np.unique(count)
-        boost = np.array([1.0 + 0.25 * math.log(c) for c in held.tolist()], dtype=np.float64)
+        boost = np.array([1.0 + GRAPH_WALK.mention_boost * math.log(c) for c in held.tolist()], dtype=np.float64)
         return Reached(list(chunk_ix), entities, list(seed_ix), routes,
                        np.array(rows, dtype=np.int64),
                        np.repeat(np.array([s[0] for s in segments], dtype=np.int64), n),
@@ -121,7 +120,7 @@ class Reached:
 
     def scores(self, gain: np.ndarray) -> np.ndarray:
         """Per chunk (index into ``chunk_ids``): each seed contributes the best gain of the
-        chunk's best routes (route 0) from it, plus ``SECONDARY_SHARE`` of the others' sum — a
+        chunk's best routes (route 0) from it, plus ``GRAPH_WALK.secondary_share`` of the others' sum — a
         chunk tied to two of the question's entities beats one tied to either (the multi-hop
         case), but naming many minor neighbours of one generic entity does not add up to a
         strong hit (measured: plain sums ranked sports-season pages first for "university")."""
@@ -136,7 +135,7 @@ class Reached:
         starts = np.flatnonzero(np.r_[True, sorted_groups[1:] != sorted_groups[:-1]])
         best = np.maximum.reduceat(g, starts)
         total = np.add.reduceat(g, starts)
-        np.add.at(out, sorted_groups[starts] // len(self.seeds), best + SECONDARY_SHARE * (total - best))
+        np.add.at(out, sorted_groups[starts] // len(self.seeds), best + GRAPH_WALK.secondary_share * (total - best))
         return out
 
     def support(self, gain: np.ndarray, home: np.ndarray) -> dict[str, dict[str, SeedSupport]]:

@@ -11,6 +11,7 @@ import re
 from collections.abc import Collection, Sequence
 
 from kgrag.lexicon.countries import is_demonym
+from kgrag.retrieve.tuning import LINKING
 from kgrag.retrieve.types import Hit, LinkedEntity
 from kgrag.text.analyze import EN_STOP, ZH_STOP, analyze, jieba, posseg
 from kgrag.text.normalize import fold_marks
@@ -57,8 +58,6 @@ _KIND_INTERROGATIVES = frozenset("谁 怎样 怎么样 何种".split())
 # Verbs that link a Chinese question's subject to its interrogative ("职业是什么", "籍贯在哪").
 _COPULAS = frozenset("是 在 为 叫 叫做 称为 有 属于 位于".split())
 _POSSESSIVE = re.compile(r"['’]s?$")
-MIN_FUZZY_WORD = 6  # shorter words are not spelled "near" anything (Flight/Light)
-FUZZY_WORD_RATIO = 85
 
 
 def question_names(question: str, linked: Sequence[LinkedEntity]) -> list[str]:
@@ -248,11 +247,11 @@ class HitText:
         """``has``, or a word one or two edits away ("Hawaiin" for "Hawaiian")."""
         if self.has(word):
             return True
-        if has_han(word) or len(word) < MIN_FUZZY_WORD:
+        if has_han(word) or len(word) < LINKING.min_fuzzy_word:
             return False
         from rapidfuzz import fuzz, process
 
-        return process.extractOne(word, self.words, scorer=fuzz.ratio, score_cutoff=FUZZY_WORD_RATIO) is not None
+        return process.extractOne(word, self.words, scorer=fuzz.ratio, score_cutoff=LINKING.fuzzy_word_ratio) is not None
 
 
 def word_forms(text: str, *, han: bool = True) -> set[str]:

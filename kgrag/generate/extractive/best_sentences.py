@@ -8,12 +8,12 @@ loosely related sentences stay out. Sentences from lower-ranked hits are discoun
 
 Beyond the words (measured with ``kgrag eval --answers``, see the README):
 - a sentence holding the kind of answer the question asks for (a year for "when", an amount
-  for "多少钱", a method for "怎么求": ``kgrag.generate.extractive.asks``) scores ``ASK_BONUS`` times more;
+  for "多少钱", a method for "怎么求": ``kgrag.generate.extractive.asks``) scores ``EXTRACTIVE.ask_bonus`` times more;
 - a sentence in the other script than the question's (an English sentence for a Chinese
-  question) scores ``OTHER_LANGUAGE`` times less;
+  question) scores ``EXTRACTIVE.other_language`` times less;
 - a sentence that shares only a name with the question ("Black Book is an unofficial
   designation of optical disc formats" for a question about the film Black Book) scores
-  ``NAME_ONLY`` times less;
+  ``EXTRACTIVE.name_only`` times less;
 - the bridge of a two-hop question: when a picked sentence names another source's subject
   (its title: "professor at Moscow State University"), that source's best sentence for the
   rest of the question is added ("It was founded in 1755 by Mikhail Lomonosov");
@@ -35,20 +35,12 @@ from kgrag.generate.extractive.asks import fits
 from kgrag.generate.extractive.heading_name import heading_answer
 from kgrag.generate.extractive.sections import heading_levels
 from kgrag.generate.sentences import Sentence, answer_text, plain, readable_cells, row_text, terms
+from kgrag.generate.tuning import EXTRACTIVE
 from kgrag.generate.types import Source
 from kgrag.text.markdown_tables import TableLine, table_lines
 from kgrag.text.patterns import BRACKETED, PERSONAL_PRONOUNS_EN, SENTENCE_END_CHARS
 from kgrag.text.scripts import has_han, is_no_space_char
 
-MAX_SENTENCES = 3
-MIN_RELATIVE_SCORE = 0.3  # a further sentence scores at least this share of the best one
-RANK_DISCOUNT = 0.15  # score / (1 + RANK_DISCOUNT * (n - 1)) for source n
-LONG_SENTENCE = 300  # characters; longer "sentences" (unpunctuated runs) are discounted
-ASK_BONUS = 1.5
-OTHER_LANGUAGE = 0.6
-NAME_ONLY = 0.3
-CONTEXT_SHARE = 0.5
-SETTING_SHARE = 0.5  # weight of a term only of the question's setting (``setting_terms``)
 # Sentences picked for holding the asked kind of answer (beyond their words): a method may take
 # several ("倍增法…", "Tarjan…"), a date or an amount one ("renamed in 1940" is no second founding).
 MAX_ASKED = {"method": 2, "reason": 2}
@@ -73,7 +65,7 @@ _PARENTHESISED = re.compile(rf"\s*{BRACKETED}\s*$")
 
 
 def choose(asked: Asked, sources: Sequence[Source]) -> list[Pick]:
-    """The 1..MAX_SENTENCES sentences of the answer, in source and reading order. ``asked.names``:
+    """The 1..EXTRACTIVE.max_sentences sentences of the answer, in source and reading order. ``asked.names``:
     other names of the question's entities (aliases); their words count as question words."""
     question = asked.question
     candidates = [_pick(source, q.sentence, q.asked) for source in sources for q in quotable_sentences(source)]
@@ -85,15 +77,15 @@ def choose(asked: Asked, sources: Sequence[Source]) -> list[Pick]:
     weights = _query_weights(query, candidates, len(sources))
     setting = asked.setting
     for t in setting & weights.keys():
-        weights[t] *= SETTING_SHARE
+        weights[t] *= EXTRACTIVE.setting_share
     total = math.fsum(weights.values())
     kind = asked.kind
     name_terms = _name_terms(question, names)
     chinese = asked.chinese
     for c in candidates:
         covered = math.fsum(weights.get(t, 0.0) for t in c.terms)
-        length_discount = 1 + max(0, len(c.body) - LONG_SENTENCE) / (2 * LONG_SENTENCE)
-        rank_discount = 1 + RANK_DISCOUNT * (c.source.n - 1)
+        length_discount = 1 + max(0, len(c.body) - EXTRACTIVE.long_sentence) / (2 * EXTRACTIVE.long_sentence)
+        rank_discount = 1 + EXTRACTIVE.rank_discount * (c.source.n - 1)
         c.score = covered / total / length_discount / rank_discount if total else 0.0
         c.score *= _cue_factor(c, kind, chinese, name_terms, query, asked.terms)
     _lift_answers_of_the_asked_kind(candidates, kind)
@@ -104,23 +96,23 @@ def choose(asked: Asked, sources: Sequence[Source]) -> list[Pick]:
     covered_terms = _given(kind, name_terms, candidates, sources)
     ask_gain = total / len(weights) if weights else 0.0  # one average question word
     asked_quota = MAX_ASKED.get(kind or "", 1)
-    while len(picked) < MAX_SENTENCES:
+    while len(picked) < EXTRACTIVE.max_sentences:
         fitting = sum(1 for p in picked if fits(kind, p.body))
         rest = [
             (_gain(c, weights, covered_terms) + (ask_gain if fitting < asked_quota and fits(kind, c.body) else 0.0), c)
             for c in candidates
-            if c not in picked and c.score >= MIN_RELATIVE_SCORE * best.score
+            if c not in picked and c.score >= EXTRACTIVE.min_relative_score * best.score
         ]
         rest = [(g, c) for g, c in rest if g > 0]
         if not rest:
             break
         # Most new coverage first; among equals the better-scored (higher-ranked) sentence.
-        _, nxt = max(rest, key=lambda gc: (gc[0] / (1 + RANK_DISCOUNT * (gc[1].source.n - 1)), gc[1].score))
+        _, nxt = max(rest, key=lambda gc: (gc[0] / (1 + EXTRACTIVE.rank_discount * (gc[1].source.n - 1)), gc[1].score))
         picked.append(nxt)
         covered_terms |= nxt.terms
     bridge = _bridge(picked, candidates, weights, covered_terms, kind)
     if bridge is not None:
-        if len(picked) >= MAX_SENTENCES:
+        if len(picked) >= EXTRACTIVE.max_sentences:
             picked.remove(min(picked[1:], key=lambda c: c.score))
         picked.append(bridge)
     in_order = sorted(picked, key=lambda c: (c.source.n, c.sentence.start))
@@ -253,7 +245,7 @@ def _given(kind: str | None, name_terms: set[str], candidates: list[Pick], sourc
 
 
 def _lift_answers_of_the_asked_kind(candidates: list[Pick], kind: str | None) -> None:
-    """A sentence holding the asked kind of answer scores at least ``CONTEXT_SHARE`` of its
+    """A sentence holding the asked kind of answer scores at least ``EXTRACTIVE.context_share`` of its
     source's best: "倍增法先用 O(n log n) 预处理……" shares no word with "最近公共祖先怎么求？",
     the source's definition sentence does."""
     if kind is None:
@@ -263,17 +255,17 @@ def _lift_answers_of_the_asked_kind(candidates: list[Pick], kind: str | None) ->
         best_of[c.source.n] = max(best_of.get(c.source.n, 0.0), c.score)
     for c in candidates:
         if fits(kind, c.body):
-            c.score = max(c.score, CONTEXT_SHARE * best_of[c.source.n])
+            c.score = max(c.score, EXTRACTIVE.context_share * best_of[c.source.n])
 
 
 def _cue_factor(c: Pick, kind: str | None, chinese: bool, name_terms: set[str], query: set[str],
                 asked: set[str]) -> float:
-    factor = ASK_BONUS if fits(kind, c.body) else 1.0
+    factor = EXTRACTIVE.ask_bonus if fits(kind, c.body) else 1.0
     if chinese != has_han(c.body):
-        factor *= OTHER_LANGUAGE
+        factor *= EXTRACTIVE.other_language
     shared = c.terms & query
     if shared and name_terms and shared <= name_terms and not _about(c.source, asked):
-        factor *= NAME_ONLY
+        factor *= EXTRACTIVE.name_only
     return factor
 
 

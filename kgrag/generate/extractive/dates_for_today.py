@@ -34,9 +34,10 @@ from kgrag.generate.citations import source_sentences
 from kgrag.generate.extractive import date_cues as cues
 from kgrag.generate.extractive.answerer import Extracted, Pick
 from kgrag.generate.extractive.asked import Asked
-from kgrag.generate.extractive.best_sentences import RANK_DISCOUNT, compose
+from kgrag.generate.extractive.best_sentences import compose
 from kgrag.generate.extractive.subjects import pick
 from kgrag.generate.sentences import Sentence, terms
+from kgrag.generate.tuning import EXTRACTIVE
 from kgrag.generate.types import Source
 from kgrag.retrieve.word_forms import asks_when
 
@@ -168,7 +169,7 @@ def _score(rule: _Rule, wanted: dict[str, float], asked: DateAsked) -> float:
     if held == 0:
         return 0.0
     fits = asked.length is not None and rule.period is not None and _lasts(rule, asked)
-    return held / (1 + RANK_DISCOUNT * (rule.source.n - 1)) + (100.0 if fits else 0.0)
+    return held / (1 + EXTRACTIVE.rank_discount * (rule.source.n - 1)) + (100.0 if fits else 0.0)
 
 
 def _lasts(rule: _Rule, asked: DateAsked) -> bool:

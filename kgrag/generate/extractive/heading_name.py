@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from kgrag.generate.extractive.answerer import Pick
 from kgrag.generate.extractive.sections import heading_levels
 from kgrag.generate.sentences import terms
+from kgrag.generate.tuning import EXTRACTIVE
 from kgrag.text.analyze import analyze
 
 _ASKS_NAME = re.compile(
@@ -30,7 +31,6 @@ _KIND_END = re.compile(r"\s+(?:that|which|who|whom|whose|where|when|used|in|for|
 # Headings that name a part of a page, not a thing: never an answer.
 _GENERIC = frozenset("overview introduction summary background details general notes note faq faqs examples "
                      "example description purpose scope about contents references resources other misc".split())
-MAX_HEADING_WORDS = 8
 
 
 def heading_answer(question: str, picks: Sequence[Pick]) -> str | None:
@@ -47,7 +47,7 @@ def heading_answer(question: str, picks: Sequence[Pick]) -> str | None:
         return None
     heading = levels[-1]
     words = terms(heading)
-    if not words or len(heading.split()) > MAX_HEADING_WORDS or heading.casefold() in _GENERIC:
+    if not words or len(heading.split()) > EXTRACTIVE.max_heading_words or heading.casefold() in _GENERIC:
         return None
     if kind not in terms(" ".join(levels[-2:])) or len(words & picks[0].terms) * 2 >= len(words):
         return None

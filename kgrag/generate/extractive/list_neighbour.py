@@ -25,18 +25,17 @@ from functools import cached_property
 
 from kgrag.generate.extractive.answerer import Extracted
 from kgrag.generate.extractive.asked import Asked, PositionAsked
-from kgrag.generate.extractive.best_sentences import RANK_DISCOUNT, choose
+from kgrag.generate.extractive.best_sentences import choose
 from kgrag.generate.extractive.best_sentences import compose as compose_quotes
 from kgrag.generate.extractive.subjects import pick
 from kgrag.generate.sentences import Sentence, readable, readable_cells, row_text, shorten, terms
+from kgrag.generate.tuning import EXTRACTIVE
 from kgrag.generate.types import Source
 from kgrag.retrieve.cited_neighbour import NEIGHBOUR
 from kgrag.text.markdown_tables import table_lines
 from kgrag.text.scripts import has_han
 
 _LIST_ITEM = re.compile(r"^[ \t]*(?:[-*+]|\d{1,3}[.)]|[（(]?[一二三四五六七八九十]{1,3}[)）、.])[ \t]+(?P<body>\S.*)$")
-ANCHOR_CHARS = 60
-MIN_COVERAGE = 0.5
 
 
 @dataclass(frozen=True)
@@ -119,7 +118,7 @@ def _goes_on(first: list[Item], then: list[Item]) -> bool:
 
 def _asked_about(question: str, items: list[Item]) -> Item | None:
     """The item the previous question names: the one holding the most of its word weight (inverse
-    item frequency, discounted by source rank), if that is at least ``MIN_COVERAGE`` of the
+    item frequency, discounted by source rank), if that is at least ``EXTRACTIVE.list_min_coverage`` of the
     question's weight with one of the words in the item's own cells (not only its column names,
     which every row of the table has)."""
     wanted = terms(question)
@@ -128,9 +127,9 @@ def _asked_about(question: str, items: list[Item]) -> Item | None:
     best, best_score = None, 0.0
     for item in items:
         score = math.fsum(weights[t] for t in item.words & wanted)
-        if score < MIN_COVERAGE * total or not item.own_words & wanted:
+        if score < EXTRACTIVE.list_min_coverage * total or not item.own_words & wanted:
             continue
-        score /= 1 + RANK_DISCOUNT * (item.source.n - 1)
+        score /= 1 + EXTRACTIVE.rank_discount * (item.source.n - 1)
         if score > best_score:
             best, best_score = item, score
     return best
@@ -178,7 +177,7 @@ def section_title(section: Source) -> str:
 
 def compose(asked: PositionAsked, anchor: Item, target: Item, question: str) -> str:
     """The answer text: the item quoted and cited, saying where it lies ("After “Marketing”: …")."""
-    name = shorten(anchor.name, ANCHOR_CHARS)
+    name = shorten(anchor.name, EXTRACTIVE.list_anchor_chars)
     chinese = has_han(question)
     lead = {
         "after": f"“{name}”之后：" if chinese else f"After “{name}”: ",

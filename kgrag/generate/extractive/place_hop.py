@@ -33,6 +33,7 @@ from kgrag.generate.extractive.asked import Asked
 from kgrag.generate.extractive.best_sentences import choose, compose
 from kgrag.generate.extractive.subjects import longest_held, norm, pick, profile, title_forms, titled_with
 from kgrag.generate.sentences import terms
+from kgrag.generate.tuning import EXTRACTIVE
 from kgrag.generate.types import Source
 from kgrag.lexicon.countries import country_mentions, demonym
 
@@ -61,7 +62,6 @@ _LEADING_WORDS = re.compile(r"(?:(?:the|a|an|village|town|city|river|lake|mounta
 _PLACE = r"[A-Z][\w'’.-]*(?:\s+(?:[A-Z][\w'’.-]*|de|del|la|le|upon|on|am|of)(?=\s+[A-Z]|[A-Z]))*(?:\s+[A-Z][\w'’.-]*)?"
 _IN_PLACE = re.compile(rf"\b(?:in|near)\s+(?:the\s+(?:city|town|village)\s+of\s+)?({_PLACE})")
 _COUNTY = re.compile(r"\b((?:[A-Z][\w'’.-]*\s+)+(?:County|Parish|District|Municipality))\b")
-MAX_SAID = 2  # sentences of the re-read quoted before the one naming the place
 
 
 @dataclass(frozen=True)
@@ -86,7 +86,7 @@ def answer(q: Asked, sources: Sequence[Source]) -> tuple[str, list[Pick]] | None
     own = titled_with(place, sources)
     read = [s.whole() if own is not None and s.n == own.n else s for s in sources]
     said = [p for p in choose(q.about(reread, (place,)), read)
-            if p.source.n != named_in.source.n and _names(p, place, asked.kind)][:MAX_SAID]
+            if p.source.n != named_in.source.n and _names(p, place, asked.kind)][:EXTRACTIVE.hop_sentences]
     if not said:
         return None
     picks = [*said, named_in]

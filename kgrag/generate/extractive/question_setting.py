@@ -31,7 +31,7 @@ def setting_terms(question: str) -> set[str]:
     """Terms only of a question's setting, the clause or sentence before the question proper
     ("While the Marketing team measures success along a 'customer journey', | what is the term
     for a job role …?", "GitLab's principles prefer 'Convention over Configuration'. | Which legal
-    document must team members sign?"): weighed less (``extractive.SETTING_SHARE``), so the sentence
+    document must team members sign?"): weighed less (``EXTRACTIVE.setting_share``, ``kgrag.generate.tuning``), so the sentence
     answering the question proper leads, not one restating the setting. English only; a relative
     clause (", which is …", ", where …") is no question proper."""
     if has_han(question):

@@ -42,6 +42,7 @@ from kgrag.generate.extractive.subjects import (
     title_forms,
     titled_with,
 )
+from kgrag.generate.tuning import EXTRACTIVE
 from kgrag.generate.types import Source
 
 # Relatives two hops away: the first relative's page names the second ("X's paternal
@@ -54,7 +55,6 @@ _RELATION_WORDS = "|".join(re.escape(w) for w in sorted([*_CHAINS, *RELATIONS, *
 _OF = re.compile(rf"\bthe\s+(?P<relation>{_RELATION_WORDS})s?(?![\w-])\s+of\s+(?:the\s+)?"
                  r"(?:(?:film|movie|song|album|band|company|book|novel|play|opera|magazine|series|show|work)\s+)?", re.I)
 _POSSESSIVE = re.compile(rf"['’]s?\s+(?P<relation>{_RELATION_WORDS})(?![\w-])", re.I)  # "father", not "father-in-law"
-MAX_SAID = 2  # sentences of the person's page quoted
 _WHO = re.compile(r"^\s*(?:who|whom)\b", re.I)
 
 
@@ -82,7 +82,7 @@ def answer(q: Asked, sources: Sequence[Source]) -> tuple[str, list[Pick]] | None
     if page is not None:
         page = page.whole()  # the answer is often past the prompt's window ("He was born in London")
         said = [p for p in choose(q.about(asked, (person,)), [page])
-                if not any(_same(p, n) for n in named_in)][:MAX_SAID]
+                if not any(_same(p, n) for n in named_in)][:EXTRACTIVE.hop_sentences]
     if not said and not (len(named_in) > 1 and _WHO.match(question)):
         return None  # a grandparent's name is the answer to "who"; anything else needs their page
     picks = [*said, *reversed(named_in)]

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from kgrag.generate.citations import source_sentences
 from kgrag.generate.extractive.answerer import Pick
 from kgrag.generate.sentences import Sentence, answer_text, plain, terms
+from kgrag.generate.tuning import EXTRACTIVE
 from kgrag.generate.types import Source
 from kgrag.text.patterns import BRACKETED
 
@@ -49,7 +50,6 @@ KIN = {
 }
 KIN_WORDS = {"father": "father", "mother": "mother", "husband": "spouse", "wife": "spouse", "spouse": "spouse"}
 PARENTHESISED = re.compile(rf"\s*{BRACKETED}")
-DEFINING = 2  # sentences of a subject's own source that say what it is
 
 
 def bare(name: str) -> str:
@@ -120,7 +120,7 @@ def profile(name: str, sources: Sequence[Source]) -> list[tuple[Source, Sentence
     Ireland"), in source order."""
     own = titled_with(name, sources)
     if own is not None:
-        return [(own, sentence) for sentence in source_sentences(own)[:DEFINING]]
+        return [(own, sentence) for sentence in source_sentences(own)[:EXTRACTIVE.defining_sentences]]
     subject = re.compile(rf"(?<!\w){re.escape(bare(name))}(?:\s*{BRACKETED})?,?"
                          r"\s+(?:is|was|are|were)\b", re.I)
     return [(s, sentence) for s in sources if may_be_about(name, s)
