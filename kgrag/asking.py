@@ -14,9 +14,8 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from kgrag.conversations import ConversationStore
 from kgrag.generate.generator import Generator
 from kgrag.generate.types import Answer
 from kgrag.retrieve.iterate import IterationDriver
@@ -26,6 +25,9 @@ from kgrag.retrieve.trace import result_dict
 from kgrag.retrieve.types import RetrievalResult
 from kgrag.stores.filters import SearchFilter
 from kgrag.types import Turn
+
+if TYPE_CHECKING:  # the remote CLI imports this module's request types without opening any store
+    from kgrag.conversations import ConversationStore
 
 # What a kept turn holds at most: the bounds a sent history's turns are checked against too.
 MAX_ANSWER_CHARS = 8000

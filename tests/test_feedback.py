@@ -142,3 +142,38 @@ def test_compare_two_settings_files_reports_differences_with_intervals(tmp_path)
     for d in rows.values():
         assert d["low"] <= d["diff"] <= d["high"] and d["diff"] == pytest.approx(d["b"] - d["a"])
     assert rows["R@10"]["diff"] < 0 and rows["R@10"]["high"] < 0 and rows["R@10"]["excludes_zero"]
+
+
+def test_the_small_stores_open_like_the_embedded_ones(tmp_path):
+    """Feedback and conversations open through kgrag.stores.sqlite.db: an old unmarked file is
+    adopted with its rows, a file of another kind is refused naming both kinds, and a damaged
+    file is named as damaged with the way out."""
+    import sqlite3
+
+    from kgrag.conversations import ConversationStore
+    from kgrag.errors import StoreDamaged, StoreError
+    from kgrag.feedback.store import Feedback, FeedbackStore
+
+    old = sqlite3.connect(tmp_path / "feedback.sqlite")  # written before the store was stamped
+    old.executescript("CREATE TABLE feedback (id TEXT PRIMARY KEY, created_at TEXT NOT NULL, rating TEXT NOT NULL, "
+                      "comment TEXT NOT NULL DEFAULT '', question TEXT NOT NULL, answer TEXT NOT NULL DEFAULT '', "
+                      "citations TEXT NOT NULL DEFAULT '[]', relevant TEXT NOT NULL DEFAULT '[]', trace_id TEXT);"
+                      "INSERT INTO feedback (id, created_at, rating, question) VALUES ('f1', '2026-01-01', 'wrong', 'q?');")
+    old.commit()
+    old.close()
+    store = FeedbackStore(tmp_path)
+    store.add(Feedback(rating="helpful", question="Who?"))
+    assert [(f.id, f.rating) for f in store.list()][0] == ("f1", "wrong") and len(store.list()) == 2
+    store.close()
+
+    other = tmp_path / "other"
+    other.mkdir()
+    (tmp_path / "feedback.sqlite").rename(other / "conversations.sqlite")  # a feedback file where turns belong
+    with pytest.raises(StoreError, match="expected a kgrag conversation store file, found kgrag feedback store"):
+        ConversationStore(other, ttl_s=60, max_turns=5)
+
+    damaged = tmp_path / "damaged"
+    damaged.mkdir()
+    (damaged / "feedback.sqlite").write_bytes(b"not a database at all" * 100)
+    with pytest.raises(StoreDamaged, match="feedback.sqlite"):
+        FeedbackStore(damaged)

@@ -132,7 +132,7 @@ def test_conversation_store_expires_and_bounds_turns(tmp_path):
     now[0] += 2
     assert store.turns("c1") == []  # idle past the TTL: forgotten
     store.append("c3", Turn("fresh"))  # a write sweeps every expired conversation
-    assert store._conn.execute("SELECT DISTINCT conversation_id FROM turns").fetchall() == [("c3",)]
+    assert store._db.conn.execute("SELECT DISTINCT conversation_id FROM turns").fetchall() == [("c3",)]
     assert store.turns("unknown") == []
     store.close()
 

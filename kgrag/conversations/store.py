@@ -6,7 +6,9 @@ chunks it cited: what "and the next one?" is the neighbour of) under it
 and reads the earlier turns back as the history of the next question. Bounded both ways: a
 conversation idle for longer than ``ttl_s`` is gone (deleted when next touched, and swept on
 every write), and only its last ``max_turns`` turns are kept. Like the feedback store, it lives
-in the data dir whatever the chunk/graph stores are; one connection, serialized by a lock.
+in the data dir whatever the chunk/graph stores are, opened as the embedded stores are
+(``kgrag.stores.sqlite.db``: one connection serialized by a lock, WAL, its kind stamped in the
+file, a damaged file named as such).
 """
 
 from __future__ import annotations
@@ -20,12 +22,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kgrag.errors import StoreError
+from kgrag.stores.sqlite.db import CONVERSATIONS_APP_ID, SqliteDatabase
 from kgrag.types import Turn
 
 if TYPE_CHECKING:
     from kgrag.config import Settings
 
 FILE_NAME = "conversations.sqlite"
+SCHEMA_VERSION = 1
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS turns (
@@ -82,57 +86,53 @@ class ConversationStore:
         self.ttl_s = ttl_s
         self.max_turns = max_turns
         self.clock = clock
-        self._lock = threading.Lock()
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._conn = sqlite3.connect(str(self.path), check_same_thread=False, isolation_level=None,
-                                         timeout=30.0)
-            self._conn.executescript(_SCHEMA)
-            if "cited" not in {row[1] for row in self._conn.execute("PRAGMA table_info(turns)")}:
-                _add_cited(self._conn)
-        except (sqlite3.Error, OSError) as exc:
+        except OSError as exc:
             raise StoreError(f"{self.path}: cannot open the conversation store: {exc}") from exc
+        self._db = SqliteDatabase(self.path, app_id=CONVERSATIONS_APP_ID, schema_version=SCHEMA_VERSION,
+                                  schema=_SCHEMA, adopt_unmarked=True)
+        with self._db.write("add the turns' cited column") as conn:
+            if "cited" not in {row[1] for row in conn.execute("PRAGMA table_info(turns)")}:
+                _add_cited(conn)
 
     def turns(self, conversation_id: str) -> list[Turn]:
         """The conversation's kept turns, oldest first; none when it is new or has expired."""
-        with self._lock:
-            rows = self._conn.execute(
+        with self._db.read("read the conversation") as conn:
+            rows = conn.execute(
                 "SELECT at, question, answer, cited FROM turns WHERE conversation_id = ? ORDER BY seq",
                 (conversation_id,)).fetchall()
-            if rows and self.clock() - rows[-1][0] > self.ttl_s:
-                self._conn.execute("DELETE FROM turns WHERE conversation_id = ?", (conversation_id,))
-                return []
+        if rows and self.clock() - rows[-1][0] > self.ttl_s:
+            with self._db.write("forget the expired conversation") as conn:
+                conn.execute("DELETE FROM turns WHERE conversation_id = ? AND "
+                             "(SELECT MAX(at) FROM turns WHERE conversation_id = ?) < ?",
+                             (conversation_id, conversation_id, self.clock() - self.ttl_s))
+            return []
         return [Turn(question, answer, tuple(json.loads(cited))) for _, question, answer, cited in rows]
 
     def append(self, conversation_id: str, turn: Turn) -> None:
         """Adds a turn, keeps the last ``max_turns``, and sweeps conversations idle too long."""
         now = self.clock()
-        with self._lock:
-            self._conn.execute("BEGIN IMMEDIATE")
-            try:
-                (last,) = self._conn.execute(
-                    "SELECT MAX(at) FROM turns WHERE conversation_id = ?", (conversation_id,)).fetchone()
-                if last is not None and now - last > self.ttl_s:
-                    self._conn.execute("DELETE FROM turns WHERE conversation_id = ?", (conversation_id,))
-                (seq,) = self._conn.execute(
-                    "SELECT COALESCE(MAX(seq), 0) + 1 FROM turns WHERE conversation_id = ?",
-                    (conversation_id,)).fetchone()
-                self._conn.execute("INSERT INTO turns VALUES (?, ?, ?, ?, ?, ?)",
-                                   (conversation_id, seq, now, turn.question, turn.answer, json.dumps(list(turn.cited))))
-                self._conn.execute("DELETE FROM turns WHERE conversation_id = ? AND seq <= ?",
-                                   (conversation_id, seq - self.max_turns))
-                self._sweep(now)
-                self._conn.execute("COMMIT")
-            except sqlite3.Error as exc:
-                self._conn.execute("ROLLBACK")
-                raise StoreError(f"{self.path}: cannot store the turn: {exc}") from exc
-
-    def _sweep(self, now: float) -> None:
-        """Deletes every conversation whose last turn is older than the TTL."""
-        self._conn.execute(
-            "DELETE FROM turns WHERE conversation_id IN (SELECT conversation_id FROM turns "
-            "GROUP BY conversation_id HAVING MAX(at) < ?)", (now - self.ttl_s,))
+        with self._db.write("store the turn") as conn:
+            (last,) = conn.execute(
+                "SELECT MAX(at) FROM turns WHERE conversation_id = ?", (conversation_id,)).fetchone()
+            if last is not None and now - last > self.ttl_s:
+                conn.execute("DELETE FROM turns WHERE conversation_id = ?", (conversation_id,))
+            (seq,) = conn.execute(
+                "SELECT COALESCE(MAX(seq), 0) + 1 FROM turns WHERE conversation_id = ?",
+                (conversation_id,)).fetchone()
+            conn.execute("INSERT INTO turns VALUES (?, ?, ?, ?, ?, ?)",
+                         (conversation_id, seq, now, turn.question, turn.answer, json.dumps(list(turn.cited))))
+            conn.execute("DELETE FROM turns WHERE conversation_id = ? AND seq <= ?",
+                         (conversation_id, seq - self.max_turns))
+            _sweep(conn, now - self.ttl_s)
 
     def close(self) -> None:
-        with self._lock:
-            self._conn.close()
+        self._db.close()
+
+
+def _sweep(conn: sqlite3.Connection, before: float) -> None:
+    """Deletes every conversation whose last turn is older than ``before``."""
+    conn.execute(
+        "DELETE FROM turns WHERE conversation_id IN (SELECT conversation_id FROM turns "
+        "GROUP BY conversation_id HAVING MAX(at) < ?)", (before,))

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from kgrag.feedback.store import RATINGS
+from kgrag.feedback.ratings import RATINGS
 
 
 def _store(settings):

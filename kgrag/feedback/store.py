@@ -4,26 +4,26 @@ One row per rating: the question, the answer text, its citations, the chunks the
 as right (``relevant``: each ``{chunk_id, doc_id}``), the rating, an optional comment and the
 ``trace_id`` of the answer (its request id, which the request log carries). It lives in the
 data dir whatever the chunk/graph stores are: feedback belongs to the deployment, and the file
-is tiny. One connection serves all request threads, serialized by a lock.
+is tiny. It is opened as the embedded stores are (``kgrag.stores.sqlite.db``: one connection
+serialized by a lock, WAL, its kind stamped in the file, a damaged file named as such).
 """
 
 from __future__ import annotations
 
 import json
-import sqlite3
-import threading
 import uuid
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from kgrag.errors import StoreError
+from kgrag.feedback.ratings import RATINGS
+from kgrag.stores.sqlite.db import FEEDBACK_APP_ID, SqliteDatabase
 
-Rating = Literal["helpful", "wrong", "missing_source"]
-RATINGS: tuple[str, ...] = ("helpful", "wrong", "missing_source")
 FILE_NAME = "feedback.sqlite"
+SCHEMA_VERSION = 1
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS feedback (
@@ -67,13 +67,12 @@ class FeedbackStore:
     def __init__(self, data_dir: Path | str) -> None:
         path = Path(data_dir) / FILE_NAME
         self.path = path
-        self._lock = threading.Lock()
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            self._conn = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None, timeout=30.0)
-            self._conn.executescript(_SCHEMA)
-        except (sqlite3.Error, OSError) as exc:
+        except OSError as exc:
             raise StoreError(f"{path}: cannot open the feedback store: {exc}") from exc
+        self._db = SqliteDatabase(path, app_id=FEEDBACK_APP_ID, schema_version=SCHEMA_VERSION, schema=_SCHEMA,
+                                  adopt_unmarked=True)
 
     def add(self, item: Feedback) -> Feedback:
         if item.rating not in RATINGS:
@@ -81,11 +80,8 @@ class FeedbackStore:
         row = (item.id, item.created_at, item.rating, item.comment, item.question, item.answer,
                json.dumps(item.citations, ensure_ascii=False),
                json.dumps([asdict(r) for r in item.relevant], ensure_ascii=False), item.trace_id)
-        with self._lock:
-            try:
-                self._conn.execute("INSERT INTO feedback VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", row)
-            except sqlite3.Error as exc:
-                raise StoreError(f"{self.path}: cannot store feedback: {exc}") from exc
+        with self._db.write("store feedback") as conn:
+            conn.execute("INSERT INTO feedback VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", row)
         return item
 
     def list(self, limit: int | None = None, ratings: Sequence[str] = ()) -> list[Feedback]:
@@ -99,15 +95,14 @@ class FeedbackStore:
         if limit is not None:
             sql += " LIMIT ?"
             args.append(limit)
-        with self._lock:
-            cursor = self._conn.execute(sql, args)
+        with self._db.read("read feedback") as conn:
+            cursor = conn.execute(sql, args)
             names = [d[0] for d in cursor.description]
             rows = [dict(zip(names, r, strict=True)) for r in cursor.fetchall()]
         return [_from_row(r) for r in rows]
 
     def close(self) -> None:
-        with self._lock:
-            self._conn.close()
+        self._db.close()
 
 
 def _from_row(row: dict[str, Any]) -> Feedback:

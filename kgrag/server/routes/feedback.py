@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from kgrag.feedback import ChunkRef, Feedback, FeedbackStore
 from kgrag.feedback.export import gold_chunks
-from kgrag.feedback.store import Rating
+from kgrag.feedback.ratings import Rating
 from kgrag.server.errors import ApiError, RateLimited
 from kgrag.server.rate_limit import RateLimit
 from kgrag.server.schemas import json_body

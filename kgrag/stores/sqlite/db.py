@@ -1,6 +1,7 @@
 """One SQLite file shared by threads: connection setup, file identity, transactions, errors.
 
-Both embedded stores (chunk index and graph) use this. One connection serves every thread
+The embedded stores (chunk index, graph, write journal) and the deployment's own small stores
+(conversations, feedback) use this. One connection serves every thread
 (the Flask server calls stores from its worker threads), serialized by a re-entrant lock;
 WAL lets another process (a CLI ingest) write while this one reads.
 """
@@ -26,8 +27,11 @@ T = TypeVar("T")
 CHUNK_INDEX_APP_ID = 0x6B67_4331  # "kgC1"
 GRAPH_STORE_APP_ID = 0x6B67_4731  # "kgG1"
 JOURNAL_APP_ID = 0x6B67_4A31  # "kgJ1"
+CONVERSATIONS_APP_ID = 0x6B67_5631  # "kgV1"
+FEEDBACK_APP_ID = 0x6B67_4631  # "kgF1"
 _KIND_BY_APP_ID = {CHUNK_INDEX_APP_ID: "kgrag chunk index", GRAPH_STORE_APP_ID: "kgrag graph store",
-                   JOURNAL_APP_ID: "kgrag write journal"}
+                   JOURNAL_APP_ID: "kgrag write journal", CONVERSATIONS_APP_ID: "kgrag conversation store",
+                   FEEDBACK_APP_ID: "kgrag feedback store"}
 
 
 class SqliteDatabase:
@@ -35,10 +39,11 @@ class SqliteDatabase:
 
     ``additions`` are idempotent statements (``CREATE INDEX IF NOT EXISTS``) run on every open:
     an index added after a file was created is built there once, with no version change and no
-    re-ingest."""
+    re-ingest. ``adopt_unmarked``: a file with tables but no application id (written before the
+    store used this class) is taken as this kind, its schema completed and stamped."""
 
     def __init__(self, path: Path | str, *, app_id: int, schema_version: int, schema: str,
-                 additions: str = ""):
+                 additions: str = "", adopt_unmarked: bool = False):
         self.path = str(path)
         self.lock = threading.RLock()
         # Write transactions begun through this object: with ``data_version`` (commits by other
@@ -46,6 +51,7 @@ class SqliteDatabase:
         self.writes = 0
         self._depth = 0  # write blocks open on this connection (only the lock's holder reads it)
         self.app_id = app_id
+        self._adopt_unmarked = adopt_unmarked
         # An empty file is a new database to SQLite (and one another process is creating now);
         # a file of another kind is refused by the schema check, naming both kinds.
         if self.path != ":memory:" and (damage := header_damage(self.path, None, empty_ok=True)) is not None:
@@ -92,6 +98,8 @@ class SqliteDatabase:
         conn = self.conn
         found_app_id = conn.execute("PRAGMA application_id").fetchone()[0]
         has_tables = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] > 0
+        if found_app_id == 0 and has_tables and self._adopt_unmarked:
+            has_tables = False  # its tables are ours: CREATE ... IF NOT EXISTS completes them
         if found_app_id != app_id and (found_app_id != 0 or has_tables):
             found = _KIND_BY_APP_ID.get(found_app_id, "not a kgrag store")
             raise StoreError(
