@@ -134,8 +134,8 @@ def _unsupported_subject(question: str, names: list[str], top: Sequence[Hit], re
                          coverage: float, best_dense: float | None, gate: GateSettings) -> bool:
     """An English question naming something, answered from pages none of which is about a thing
     it names (their titles are not in its words), while the top hits miss its words: the pages
-    share names with the question but are about other things (HotpotQA's and 2Wiki's distractors
-    with the gold pages removed: "Thomas Knox, 1st Earl of Ranfurly" for the 3rd Earl; the
+    share names with the question but are about other things (Wikipedia distractors with the
+    gold pages removed: "Thomas Knox, 1st Earl of Ranfurly" for the 3rd Earl; the
     replayed figures are in docs/decisions.md, "The gate's thresholds"). A question naming nothing (descriptive: "the largest known
     example of Iron Age silver work") is left to the other signals."""
     written = fold_marks(question)

@@ -70,8 +70,8 @@ def keep_path_heads(
 
     RRF rewards agreement: a passage two paths rank 2nd–3rd beats one a single path is sure of
     (rank 1) and another never saw — and a multi-hop question's second passage is often seen by
-    one path only. R@1 cannot change (only places from ``slot`` down move); the run is in
-    docs/decisions.md, "Three paths fused, with the evidence set"."""
+    one path only. The first place cannot change (only places from ``slot`` down move); the run
+    is in docs/decisions.md, "Three paths fused, with the evidence set"."""
     if slot < 1:
         return fused
     fused = list(fused)
