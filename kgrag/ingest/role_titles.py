@@ -1,14 +1,14 @@
 """Role titles and the unit each one leads, read from the title itself.
 
 An organisation's documents name an executive by a title that spells the unit it leads ("Chief
-Marketing Officer", "Chief Information Security Officer", "VP of Global Channels", "Head of
-Legal") and rarely say it in a sentence: a role and the division it leads may share no table
-row and seldom co-occur, so a question that chains "the team → its division → the executive who leads it → their Slack
-channel" had no edge to walk from the division to the role (docs/decisions.md, "Role titles lead their
-unit"). ``role_units`` finds each title
-and the names its unit may be stored under, most specific first ("Information Security",
-"Security"; "Financial" → "Finance" as well); the term extractor relates the title to the first
-of them that is an entity (a LEADS relation evidenced by the chunk that names the title).
+Marketing Officer", "Chief Information Security Officer", "VP of Global Channels", "Head of Legal")
+and rarely say it in a sentence: a role and the division it leads may share no table row and seldom
+co-occur, so a question that chains "the team → its division → the executive who leads it → their
+Slack channel" had no edge to walk from the division to the role (docs/decisions.md, "Role titles
+lead their unit"). ``role_units`` finds each title and the names its unit may be stored under, most
+specific first ("Information Security", "Security"; "Financial" → "Finance" as well); the term
+extractor relates the title to the first of them that is an entity (a LEADS relation evidenced by
+the chunk that names the title).
 """
 
 from __future__ import annotations

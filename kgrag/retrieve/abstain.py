@@ -132,12 +132,12 @@ def _lone_path(top: Sequence[Hit]) -> bool:
 
 def _unsupported_subject(question: str, names: list[str], top: Sequence[Hit], read: Sequence[HitText],
                          coverage: float, best_dense: float | None, gate: GateSettings) -> bool:
-    """An English question naming something, answered from pages none of which is about a thing
-    it names (their titles are not in its words), while the top hits miss its words: the pages
-    share names with the question but are about other things (Wikipedia distractors with the
-    gold pages removed: "Thomas Knox, 1st Earl of Ranfurly" for the 3rd Earl; the
-    replayed figures are in docs/decisions.md, "The gate's thresholds"). A question naming nothing (descriptive: "the largest known
-    example of Iron Age silver work") is left to the other signals."""
+    """An English question naming something, answered from pages none of which is about a thing it
+    names (their titles are not in its words), while the top hits miss its words: the pages share
+    names with the question but are about other things (Wikipedia distractors with the gold pages
+    removed: "Thomas Knox, 1st Earl of Ranfurly" for the 3rd Earl; the replayed figures are in
+    docs/decisions.md, "The gate's thresholds"). A question naming nothing (descriptive: "the
+    largest known example of Iron Age silver work") is left to the other signals."""
     written = fold_marks(question)
     names = [n for n in names if fold_marks(n) in written and n[:1].isupper()]  # proper names the question writes
     weak_for_words = best_dense is None or best_dense < gate.weak_dense_no_subject

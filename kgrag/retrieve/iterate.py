@@ -68,11 +68,12 @@ class EntityFeedbackDriver:
     hit (pseudo-relevance feedback: the first hop's passage names the second hop's subject).
 
     Not run when the question names no entity, or when the graph found no page of a question
-    entity (fusion lowered its weight): then the hits are news-like passages whose named
-    entities lead nowhere in particular and a round only pushes good hits down
-    (docs/decisions.md, "No round without a question entity or its page"). Nor for a follow-up that asks for a neighbour by position ("the next one", "the level above
-    that": ``Completion.positional``): the best hits are the last turn's list, their entities its
-    siblings (docs/decisions.md, "Positional follow-ups are not iterated")."""
+    entity (fusion lowered its weight): then the hits are news-like passages whose named entities
+    lead nowhere in particular and a round only pushes good hits down (docs/decisions.md, "No round
+    without a question entity or its page"). Nor for a follow-up that asks for a neighbour by
+    position ("the next one", "the level above that": ``Completion.positional``): the best hits are
+    the last turn's list, their entities its siblings (docs/decisions.md, "Positional follow-ups
+    are not iterated")."""
 
     name = "entities"
 

@@ -302,7 +302,8 @@ class Retriever:
 
         def search(round_query: Query, plan: RoundPlan, number: int) -> list[PathResult]:
             # The other paths run in the pool while the graph walks here: the walk holds the GIL,
-            # the embedding and matrix product mostly do not (docs/decisions.md, "Query-time reads").
+            # the embedding and matrix product mostly do not (docs/decisions.md, "Query-time
+            # reads").
             others = []
             if round_query.question != query.question:  # a driver that rewrites the question
                 others = [(m, round_query) for m in ("bm25", "dense") if m in query.modes]

@@ -87,8 +87,8 @@ class CompactGraph:
         """``graph_walk.best_paths``' choice of one level, over the arrays with numpy: the same
         entities, scores, predecessors and edges as its Python loop (``best_paths`` checks it in
         ``tests/test_graph_cache.py``), without a Python step per edge — a hub entity of a 100k
-        passage corpus has tens of thousands of edges (docs/scaling-out.md, "When to scale out"). Overlay edges (changes
-        since the build) are merged in Python."""
+        passage corpus has tens of thousands of edges (docs/scaling-out.md, "When to scale out").
+        Overlay edges (changes since the build) are merged in Python."""
         known = sorted((self.index[u], frontier[u]) for u in frontier if u in self.index)
         rows = np.array([i for i, _ in known], dtype=np.int64)
         lo, hi = self.indptr[rows], self.indptr[rows + 1]

@@ -1,15 +1,15 @@
 """The in-memory entity graph of the SQLite graph store, kept current by changes, not rebuilds.
 
 Every insert, update or delete of ``relation_evidence`` appends the touched entity pair to
-``relation_changes`` (triggers: whichever code path writes — ingest, delete, alias merge or
-split, in this process or another — is recorded in the same transaction). A cache that has seen
-changes up to ``seq`` S re-reads only the pairs changed after S and updates those edges, so
-walking the graph after one document's ingest costs milliseconds instead of a rebuild that grows
-with the whole graph (``benchmarks/graph_refresh.py``; docs/decisions.md, "The graph held as
-arrays, caught up from a change log, saved as a snapshot"). It rebuilds when it has never been built, when
-more pairs changed than ``REBUILD_FRACTION`` of its edges (a bulk ingest: one scan is cheaper),
-or when the changes it needs were pruned (the table keeps the last ``KEEP_CHANGES`` rows,
-pruned by a trigger every ``PRUNE_EVERY`` rows).
+``relation_changes`` (triggers: whichever code path writes — ingest, delete, alias merge or split,
+in this process or another — is recorded in the same transaction). A cache that has seen changes up
+to ``seq`` S re-reads only the pairs changed after S and updates those edges, so walking the graph
+after one document's ingest costs milliseconds instead of a rebuild that grows with the whole graph
+(``benchmarks/graph_refresh.py``; docs/decisions.md, "The graph held as arrays, caught up from a
+change log, saved as a snapshot"). It rebuilds when it has never been built, when more pairs
+changed than ``REBUILD_FRACTION`` of its edges (a bulk ingest: one scan is cheaper), or when the
+changes it needs were pruned (the table keeps the last ``KEEP_CHANGES`` rows, pruned by a trigger
+every ``PRUNE_EVERY`` rows).
 
 The result equals a fresh build exactly (same edges, weights and types, no isolated nodes);
 ``tests/test_graph_cache.py`` checks that after each kind of write.
