@@ -1,8 +1,9 @@
 """A small HTTP client for a running kgrag server (``kgrag --server URL ...``).
 
 Why: a CLI call that builds its own pipeline imports torch and loads the embedder first
-(``kgrag query`` on the demo: 5–11 s, nearly all of it imports and model load; see README
-"Sizing"). An admin loop against a server that already holds the models costs one request.
+(``kgrag query`` on the demo spends nearly all its seconds on imports and model load;
+docs/decisions.md, "The ONNX engine"). An admin loop against a server that already holds the
+models costs one request.
 
 Standard library only (``urllib``): this module is imported by the CLI before anything heavy,
 and must not pull in a model or a web framework. Errors keep the server's JSON error body:

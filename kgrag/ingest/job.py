@@ -174,7 +174,8 @@ class IngestJob:
         if pending:
             # Bulk writes make a reader's next walk rebuild the embedded store's entity graph:
             # done here, once, with its snapshot saved, a server's first question after an
-            # ingest loads that instead (README "Sizing").
+            # ingest loads that instead (docs/decisions.md, "The graph held as arrays, caught up
+            # from a change log, saved as a snapshot").
             with timed(report, "prepare reads"):
                 self.graph.prepare_reads(this_process=False)
 
@@ -367,8 +368,8 @@ def _mixed_scripts(docs: Sequence[Document]) -> bool:
     """Whether ``docs`` hold documents written mainly in Chinese next to Latin-script ones: then
     a script-routed embedder gives the Latin ones a multilingual vector too
     (``kgrag.models.routed``). Judged on each document's first few thousand characters. Han,
-    not any non-Latin script: hotpotqa_dev500 has one Mongolian-script passage, and counting it
-    made all 6,731 English chunks pay for e5 (ingest ~2×), which the English figures must not."""
+    not any non-Latin script: one Mongolian-script passage in an English corpus would make every
+    English chunk pay for e5 (docs/decisions.md, "The routed embedder")."""
     has_han, has_latin = _scripts(docs)
     return has_han and has_latin
 

@@ -1,14 +1,14 @@
 """Role titles and the unit each one leads, read from the title itself.
 
 An organisation's documents name an executive by a title that spells the unit it leads ("Chief
-Marketing Officer", "Chief Information Security Officer", "VP of Global Channels", "Head of
-Legal") and rarely say it in a sentence: on ``handbook_dev102`` the Chief Marketing Officer and
-the Marketing division share no table row and co-occur in 2 of Marketing's 1,400 sections, so
-a question that chains "the team → its division → the executive who leads it → their Slack
-channel" had no edge to walk from the division to the role. ``role_units`` finds each title
-and the names its unit may be stored under, most specific first ("Information Security",
-"Security"; "Financial" → "Finance" as well); the term extractor relates the title to the first
-of them that is an entity (a LEADS relation evidenced by the chunk that names the title).
+Marketing Officer", "Chief Information Security Officer", "VP of Global Channels", "Head of Legal")
+and rarely say it in a sentence: a role and the division it leads may share no table row and seldom
+co-occur, so a question that chains "the team → its division → the executive who leads it → their
+Slack channel" had no edge to walk from the division to the role (docs/decisions.md, "Role titles
+lead their unit"). ``role_units`` finds each title and the names its unit may be stored under, most
+specific first ("Information Security", "Security"; "Financial" → "Finance" as well); the term
+extractor relates the title to the first of them that is an entity (a LEADS relation evidenced by
+the chunk that names the title).
 """
 
 from __future__ import annotations
@@ -102,7 +102,7 @@ def _noun(word: str) -> str:
 
 class AwaitedUnits:
     """Roles whose unit no entity named yet, kept until one does: documents arrive in any order
-    (on ``handbook_dev102`` the executives' section comes before the divisions' table), and the
+    (a handbook's executives' section may come before its divisions' table), and the
     relation must not depend on it. ``wait`` a role on its unit's names; ``arrived`` returns the
     roles a new entity is the unit of, each role once. An extractor starts waiting for the units
     of the roles stored by earlier runs (``stored_role_units``), so a unit ingested in a later

@@ -2,8 +2,8 @@
 
 spaCy's news-trained NER sees people, places and companies; a handbook's questions hinge on
 roles, teams, channels, processes, tools and defined terms ("E-Group", "#ciso", "fiscal
-quarter"). On ``handbook_dev102`` main's graph held 3,251 NER entities for 1,418 sections and
-the graph path alone found 13.6 R@5 (README, "Domain terms"). This module finds, per chunk:
+quarter"), and NER alone leaves the graph path little to walk (docs/decisions.md, "Domain terms
+and structure"). This module finds, per chunk:
 
 * **defined terms** — "Chief Information Security Officer (CISO)" and "CFO, or Chief Financial
   Officer," (the two spellings become aliases of one entity, so an acronym resolves), "X is/are
@@ -23,7 +23,7 @@ it points at (resolved by path suffix among the pages seen, so site-absolute and
 links both resolve), an acronym is an ALIAS_OF its long form when both were already
 separate entities, and a role title LEADS the unit it names (``kgrag.ingest.role_titles``).
 
-Encyclopedic prose (HotpotQA, MuSiQue, 2Wiki) is left to NER: with ``terms="auto"`` (the
+Encyclopedic prose (Wikipedia-style passages) is left to NER: with ``terms="auto"`` (the
 default) only documents that carry Markdown/HTML structure (headings, lists, tables, links,
 or a section title) get terms, so the Wikipedia-style sets ingest exactly as before and at the
 same speed (the parser only loads when such a document arrives).

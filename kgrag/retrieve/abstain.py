@@ -75,16 +75,14 @@ class GateSettings:
     # An English question about a named thing that no top hit is about (no hit's title is in
     # the question's words): abstain unless the top hits hold this share of its words, and this
     # share of its words outside the names (the relation it asks about: "founded", "born").
-    # (replayed over the kept hits of hotpot/2wiki/musique/handbook, the sweep in the README).
+    # (docs/decisions.md, "The gate's thresholds": the sweep).
     min_coverage_no_subject: float = 0.6
     min_relation_no_subject: float = 0.6
     weak_dense_no_subject: float = 0.55  # ... and only when the best dense cosine is under this
     # The relation share alone fires under a stronger dense cosine than the word coverage: pages
     # that name the question's things without one being about them, and without the relation it
-    # asks, are namesakes however well they match as a whole. Replayed (README, abstention sweep):
-    # 0.55 → 0.65 takes HotpotQA's removed-gold abstention 67.6% → 71.8% (present 2.0% → 2.4%,
-    # no extractive answer that held the gold lost), 2Wiki 83.3% → 85.9%, MuSiQue and handbook
-    # +2 points removed, no set's present rate otherwise moved.
+    # asks, are namesakes however well they match as a whole (docs/decisions.md, "The gate's
+    # thresholds": the relation band).
     weak_dense_no_relation: float = 0.65
 
 
@@ -127,20 +125,19 @@ def assess(question: str, hits: Sequence[Hit], linked: Sequence[LinkedEntity], g
 
 def _lone_path(top: Sequence[Hit]) -> bool:
     """The best hit was found by one path while several ran (the others found other hits): no
-    path agrees with it. Replayed over the kept hits: never with the gold passages present on
-    any dev set; with them removed, hotpot +1.2, handbook +4.9 points."""
+    path agrees with it (docs/decisions.md, "The gate's thresholds")."""
     ran = {name for h in top for name in h.paths}
     return len(ran) >= 2 and len(top[0].paths) == 1
 
 
 def _unsupported_subject(question: str, names: list[str], top: Sequence[Hit], read: Sequence[HitText],
                          coverage: float, best_dense: float | None, gate: GateSettings) -> bool:
-    """An English question naming something, answered from pages none of which is about a thing
-    it names (their titles are not in its words), while the top hits miss its words: the pages
-    share names with the question but are about other things (HotpotQA's and 2Wiki's distractors
-    with the gold pages removed: "Thomas Knox, 1st Earl of Ranfurly" for the 3rd Earl).
-    ``replay`` figures in the README; a question naming nothing (descriptive: "the largest known
-    example of Iron Age silver work") is left to the other signals."""
+    """An English question naming something, answered from pages none of which is about a thing it
+    names (their titles are not in its words), while the top hits miss its words: the pages share
+    names with the question but are about other things (Wikipedia distractors with the gold pages
+    removed: "Thomas Knox, 1st Earl of Ranfurly" for the 3rd Earl; the replayed figures are in
+    docs/decisions.md, "The gate's thresholds"). A question naming nothing (descriptive: "the
+    largest known example of Iron Age silver work") is left to the other signals."""
     written = fold_marks(question)
     names = [n for n in names if fold_marks(n) in written and n[:1].isupper()]  # proper names the question writes
     weak_for_words = best_dense is None or best_dense < gate.weak_dense_no_subject
@@ -191,7 +188,7 @@ def _is_about(hit: Hit, asked: _Words) -> bool:
 
 def _weak_dense(question: str, best_dense: float | None, gate: GateSettings) -> bool:
     """A Chinese question's dense score never vouches for it: the thresholds were measured with
-    MiniLM, which sits out for Chinese, so CMRC's figures are coverage alone; e5's cosines (the
+    MiniLM, which sits out for Chinese, so the Chinese figures are coverage alone; e5's cosines (the
     routed embedder's for Chinese) run high for unrelated text (0.88 for the demo's unanswerable
     "Acme Portal 的数据库多久备份一次？") and are not calibrated against ``min_dense``."""
     return best_dense is None or best_dense < gate.min_dense or has_han(question)

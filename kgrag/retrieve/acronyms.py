@@ -8,10 +8,8 @@ or PART_OF it, whose words start with the asked letters, are the acronym's parts
 names: they seed the graph walk and widen BM25's query.
 
 The question must ask what one to three quoted (or "letter X") capitals stand for, and link an
-all-capital acronym that holds those letters in that order. handbook_dev102 (three such
-questions), R@5 graph alone / default: 55.2 / 90.4 → 57.2 / 91.3, R@1 34.8 / 61.1 → 35.8 / 62.1
-("what does the 'I' stand for?": 13th → 2nd, "… the 'E' …": 2nd → 1st); it fires on no question
-of the other dev sets (0 of 4,487).
+all-capital acronym that holds those letters in that order (docs/decisions.md, "Acronym
+letters").
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """A follow-up that asks for a neighbour by position ("And the next one?", "the level above
 that"), answered from what the last turn cited.
 
-The carried question finds the *topic* again, but not the place: on handbook_dev102 the
-previous question's best fused hit was often a sibling section ("What is the prefix for Group
+The carried question finds the *topic* again, but not the place: the previous question's best
+fused hit is often a sibling section ("What is the prefix for Group
 Channels in Slack?" → the support page's "spt vs support prefix"), and the neighbour of the
 wrong section is wrong. The chunk the last answer cited is the place the user means. So, when
 the turn before names it (``Turn.cited``: the answer's citations, or the hit a retrieval showed

@@ -5,8 +5,8 @@ prefix is used for temporary *channels* focused on a specific *project*" means t
 "Project Channels (proj_)", "the *executive* who leads the division" the section "Executives",
 "the *calendar* all *team* members subscribe to for company-wide *meetings*" the section "GitLab
 Team Meetings calendar". The exact linker (``kgrag.retrieve.linking``) needs the words in a
-row and in the order of a name, so on ``handbook_dev102`` five questions linked nothing and
-about fifteen only a generic term ("Slack channel", "team member").
+row and in the order of a name, so such questions link nothing or only a generic term
+("Slack channel", "team member").
 
 Here each name of an entity the term extractor made (``ANY_CASE_TYPES``: headings, defined
 terms, noun-phrase terms, identifiers, table entries; never an NER entity, so encyclopedic
@@ -21,11 +21,8 @@ They only seed the graph walk: the answer gate, follow-up detection, the iterati
 stop rule and the keyword expansion keep reading the exactly linked entities (a question that
 describes "Categories" is still a follow-up when it names nothing).
 
-Measured on ``handbook_dev102`` (a freshly ingested knowledge base; R@5 graph alone /
-bm25+dense+graph / +iter, ``retrieval.described_entities`` false → true): 42.6 / 85.1 / 85.1 →
-53.1 / 85.9 / 85.0. In tuning (the previous stop): three quarters of the names' weight instead
-of all of it 54.1 / 84.6 (+iter), cap 3 instead of 5: 52.1, confidence 0.3: 48.9 / 85.1,
-confidence 1.0: 51.0 (graph alone). README, "Domain terms and structure", has the other sets.
+The runs that chose the setting and these numbers are in docs/decisions.md, "Described
+entities".
 
 The index holds only the term extractor's entities (``GraphReader.alias_table(types)``): at
 100k passages 13.6k of 170k aliases, read in 0.15 s and analysed in ~1 s at the first question

@@ -12,18 +12,16 @@ named entity's page and its bridge. Two rules read that off the routes the graph
 
 - ``graph_has_structure``: the graph is trusted as a full voter only when one of its top hits is
   the page of a question or feedback entity. Without such a page its hits are passages that
-  merely mention the question's names — on a news corpus (rgb_zh_dev200) that adds nothing
-  BM25 has not ranked better.
+  merely mention the question's names — on a news corpus that adds nothing BM25 has not
+  ranked better.
 - ``evidence_set``: per entity the question names, its page, then per such entity its best
   *bridge* — the page of an entity reached from it (a film's director), or, for the entity
   whose page the keyword path ranked first, the page of an entity that page names (the
   feedback seeds).
 
-Measured with ``kgrag eval`` (bm25+dense+graph R@5, before → after this stage and the graph
-walk's per-seed routes): 2wiki_dev468 76.4 → 93.5 (bridge-comparison 58.9 → 95.3, AllGold@5
-49.8 → 84.8), hotpotqa_dev500 88.1 → 91.3, musique_train100 70.7 → 74.2, rgb_zh_dev200 40.8 →
-45.0; the README has every set. Variants were compared by replaying fusion over cached path
-results (``benchmarks/fusion_replay.py``).
+The runs that chose these rules, and the variants compared by replaying fusion over cached path
+results (``benchmarks/fusion_replay.py``), are in docs/decisions.md, "Three paths fused, with
+the evidence set".
 """
 
 from __future__ import annotations
@@ -60,10 +58,9 @@ def graph_has_structure(graph: PathResult, top: int) -> bool:
     """Whether one of the graph's first ``top`` hits is the page of an entity it started from
     (a question entity, or a feedback entity read from the best keyword hit).
 
-    Measured on the graph's top-10 hits (precision = gold share): such a page is right 53–98%
-    of the time on the English multi-hop sets (2wiki, HotpotQA, MuSiQue), while on the Chinese
-    news set, where no title names an entity, 73% of graph-only hits are wrong and fusing the
-    graph at full weight cost BM25 3.5 points of R@5 (44.3 → 40.8)."""
+    Such a page is usually right where titles name entities; where no title does (news), most
+    graph-only hits are wrong and the graph at full weight costs BM25 recall (docs/decisions.md,
+    "Three paths fused, with the evidence set")."""
     return any(s.hops == 0 for hit in graph.hits[:top] for s in graph.support.get(hit.id, {}).values())
 
 
@@ -77,13 +74,9 @@ def evidence_set(query: Query, graph: PathResult,
     such route wins (the graph path's gain: hop decay, edge weight, specificity). Entities that
     *q*'s own page names go first (``names_in``: chunk id → entity keys it mentions): "the
     director of X" is named on X's page, while a page that merely mentions X (a review, a
-    filmography) links back to it. Measured with vs without that preference (R@5):
-    2wiki_dev468 93.6 vs 93.0 (bridge-comparison 95.3 vs 93.7), the other sets equal; keeping
-    *only* such entities cost MuSiQue 1.2, so the others remain as the fallback.
-
-    Precision on the sets (gold share): a question entity's page 89–99%; its bridge 58%
-    (HotpotQA) to 77% (2wiki) when the question names one entity, and at rank 3–4 after the
-    pages it costs a single-hop question nothing (CMRC R@5 unchanged)."""
+    filmography) links back to it. The other entities remain as the fallback: keeping *only*
+    the named ones cost recall. A bridge is placed after the pages (rank 3–4), so a single-hop
+    question loses nothing (docs/decisions.md, "Three paths fused, with the evidence set")."""
     support = graph.support
     by_surface: dict[str, set[str]] = {}
     for le in query.linked:

@@ -47,8 +47,8 @@ def score_fusion(
 ) -> list[tuple[str, float, dict[str, PathRank]]]:
     """Weighted sum of min–max normalized scores (each path's list scaled to 0..1); unlike
     RRF it keeps the size of a path's lead (a BM25 hit far ahead of the rest stays ahead).
-    Measured on HotpotQA (200 questions, R@5): bm25+dense 80.5 vs RRF's 77.5, but with the
-    graph path 83.5 vs RRF's 84.2 — so RRF is the default."""
+    RRF is the default: with the graph path it ranks better (docs/decisions.md, "Reciprocal
+    rank fusion, not score fusion")."""
     fused: dict[str, float] = {}
     ranks: dict[str, dict[str, PathRank]] = {}
     for result in results:
@@ -70,8 +70,8 @@ def keep_path_heads(
 
     RRF rewards agreement: a passage two paths rank 2nd–3rd beats one a single path is sure of
     (rank 1) and another never saw — and a multi-hop question's second passage is often seen by
-    one path only. Measured (R@5, bm25+dense+graph): HotpotQA 500 87.8 → 88.1, MuSiQue 100
-    70.3 → 70.7; R@1 cannot change (only places from ``slot`` down move)."""
+    one path only. The first place cannot change (only places from ``slot`` down move); the run
+    is in docs/decisions.md, "Three paths fused, with the evidence set"."""
     if slot < 1:
         return fused
     fused = list(fused)
@@ -135,10 +135,9 @@ def fuse(results: Sequence[PathResult], query: Query, settings: RetrievalSetting
 def path_weights(results: Sequence[PathResult], settings: RetrievalSettings) -> tuple[dict[str, float], dict[str, str]]:
     """The configured weights, with the graph's scaled by ``unstructured_graph_weight`` when it
     votes with others and none of its top hits is the page of an entity it started from
-    (``graph_has_structure``). Measured by fusion replay (R@5, bm25+dense+graph, with the
-    evidence set), weight 1 → 0.2: rgb_zh_dev200 40.5 → 45.0 (BM25 alone 44.3; 0.1 gave 45.7,
-    0.3 44.6), handbook_dev102 (questions alone) 72.7 → 74.7; the English multi-hop sets have
-    such a page on nearly every question and do not move."""
+    (``graph_has_structure``): its hits then merely mention the question's names, and at full
+    weight they push BM25's better ones down (docs/decisions.md, "The graph's weight without
+    entity pages")."""
     # A later round's list ("graph@2") votes with its path's weight.
     weights = {r.name: settings.weights.get(r.name.split("@")[0], 1.0) for r in results}
     reasons: dict[str, str] = {}

@@ -12,12 +12,8 @@ Two drivers fit the ``IterationDriver`` protocol: ``EntityFeedbackDriver`` here 
 entities the best hits name that the question did not), and the LLM driver in
 ``kgrag.retrieve.llm_rewrites`` when an LLM is configured.
 
-Measured on the knowledge bases of main (fusion replay of the same path results, R@5,
-bm25+dense+graph; the seeds of one extra round walked as their own ``graph@2`` list):
-musique_train100 74.2 → 76.9, hotpotqa_dev500 91.3 → 92.3, 2wiki_dev468 93.5 → 95.0. Reading
-the top 2 hits beat 1 (73.8), 3 (75.7) and 5 (75.1) on MuSiQue; replacing the graph list
-instead of adding one gave 74.7; weighting ``graph@2`` 0.5 or 1.5 gave 76.1; further rounds
-found nothing new on MuSiQue (the top 2 settle after one extra round).
+The seeds of a round walk as their own ``graph@2`` list beside the first round's, read from the
+top 2 hits; the runs that chose this are in docs/decisions.md, "Iterative retrieval is on".
 """
 
 from __future__ import annotations
@@ -53,11 +49,7 @@ class RoundPlan:
 # The default of ``RetrievalSettings.iterate_max_seeds`` (20). A round seeded with more new
 # entities than this follows a list, not a bridge: the hits are a table or an enumeration (an
 # e-group's nine roles and their channels), every sibling's pages walk in and push the
-# question's own hop out. Measured on main's eval traces (R@5 of +iter vs
-# no iteration, questions by how many seeds their second round had): over 20 seeds, hotpotqa_dev500
-# 13 questions and 2wiki_dev468 6 with no win and no loss, handbook_dev102 2 with one loss (the
-# Financial Planning & Analysis multi-hop question, its finance page 5th -> 17th); 13-20 seeds
-# still win (hotpot 3, 2wiki 2, no loss).
+# question's own hop out (docs/decisions.md, "No round for a list of siblings").
 MAX_ROUND_SEEDS: int = RetrievalSettings.model_fields["iterate_max_seeds"].default
 
 
@@ -76,13 +68,12 @@ class EntityFeedbackDriver:
     hit (pseudo-relevance feedback: the first hop's passage names the second hop's subject).
 
     Not run when the question names no entity, or when the graph found no page of a question
-    entity (fusion lowered its weight): then the hits are news-like passages whose named
-    entities lead nowhere in particular — measured on rgb_zh_dev200, iterating anyway lowered
-    R@5 45.0 → 42.8, and with the page rule alone 44.1 (16 questions that link no entity).
-    Nor for a follow-up that asks for a neighbour by position ("the next one", "the level above
-    that": ``Completion.positional``): the best hits are the last turn's list, their entities its
-    siblings. handbook_dev102 (+iter, R@5): 85.0 → 85.9, follow-ups 84.6 → 92.3 ("What about the
-    following category?" 6th → 4th); no other dev set holds a conversation."""
+    entity (fusion lowered its weight): then the hits are news-like passages whose named entities
+    lead nowhere in particular and a round only pushes good hits down (docs/decisions.md, "No round
+    without a question entity or its page"). Nor for a follow-up that asks for a neighbour by
+    position ("the next one", "the level above that": ``Completion.positional``): the best hits are
+    the last turn's list, their entities its siblings (docs/decisions.md, "Positional follow-ups
+    are not iterated")."""
 
     name = "entities"
 
@@ -122,16 +113,13 @@ class EntityFeedbackDriver:
 
 # Runs one planned round: (query for this round, its plan, round number) → the lists it adds.
 SearchRound = Callable[[Query, RoundPlan, int], list[PathResult]]
-# Of the best hit, what the dense round reads after the question. Measured (MuSiQue R@5 with
-# the graph round: 76.9 without a dense round): 150 chars 77.5, 300 77.5, 600 78.0, the whole
-# chunk 77.7; reading the top 2 hits' openings 76.8.
+# Of the best hit, what the dense round reads after the question (docs/decisions.md,
+# "Iterative retrieval is on").
 DENSE_CONTEXT_CHARS = 600
 # ... and at most this many words or Han characters (``kgrag.text.scripts.opening``): 600
-# characters of English are ~100 words (hotpotqa_dev500: 1 prefix in 1,000 holds more than 120),
-# but 600 of Chinese are ~450 tokens, which the e5 model embeds in 256 ms against 73 ms for 120
-# (cmrc2018_dev, this machine). Measured (kgrag eval, bm25+dense+graph+iter, all 3,219 questions):
-# cmrc2018_dev p50 253 → 112 ms, p95 530 → 212 ms, R@1/2/5/10 unchanged (97.9/99.1/99.8/99.9);
-# rgb_zh_dev200 rank-identical (its questions rarely iterate).
+# characters of English are about 100 words, but 600 of Chinese are about 450 tokens, several
+# times slower to embed for no better ranking (docs/decisions.md, "The dense round's opening is
+# counted in words or Han characters").
 DENSE_CONTEXT_UNITS = 120
 Fuse = Callable[[list[PathResult], Query], Fusion]
 

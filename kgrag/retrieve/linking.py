@@ -13,9 +13,10 @@ that finds it stale uses the old list, since reading the table took ~3 s at 100k
 at once after ``invalidate()``.
 
 Case: an entity learned from the corpus (NER, titles) links only where the question writes it
-with a capital, a digit or in a script without case (Chinese). Measured on HotpotQA, linking
-lower-case words ("year", "university", "film") to the entities that share their spelling
-flooded the graph path with generic neighbourhoods (graph R@5 34.5 → see README). Curated
+with a capital, a digit or in a script without case (Chinese): linking lower-case words
+("year", "university", "film") to the entities that share their spelling floods the graph path
+with generic neighbourhoods (docs/decisions.md, "Learned entities link only where written with
+a capital"). Curated
 entities (glossary, alias admin) link in any case: a person vouched for them. English stop
 words must be written in capitals ("US", "IT").
 An alias claimed by several entities links to all of them; the trace shows the candidates.
@@ -80,10 +81,9 @@ class EntityLinker:
             entity = self.graph.get_entity(le.key)
             # A section heading's other spelling ("Feature Channels (f_)") is its own title,
             # which BM25 already searches: expanding by it ranks the named section above the one
-            # a follow-up asks about (handbook_dev102 bm25 R@5 74.5 with, see README). Terms the
-            # extractor learned (not curated) link the graph but do not widen the keyword query:
-            # their other spellings pulled in generic matches (handbook_dev102 bm25 R@5 76.5
-            # with, 77.5 without; default 85.1 either way).
+            # a follow-up asks about. Terms the extractor learned (not curated) link the graph but
+            # do not widen the keyword query: their other spellings pull in generic matches
+            # (docs/decisions.md, "Domain terms and structure": BM25 expansion).
             if entity is None or entity.type == SECTION:
                 continue
             forms = [entity.name, *entity.aliases]

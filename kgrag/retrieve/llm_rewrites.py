@@ -17,10 +17,8 @@ never claims a head place: a paraphrase a small model got wrong must not push a 
 top 3). A rewrite that fails — no LLM, timeout, bad JSON, refusal, nothing usable — adds
 nothing, and the trace says why (``Rewriting.fallback_reason``).
 
-Measured with SmolLM2-135M (README, musique_train100, first 15 questions, R@5 79.4 without):
-+hyde 77.2, +multiquery 79.4, +decompose 79.4, +stepback 79.4, each ~1 LLM call and 7-12 s
-p50 on this loaded 2-core machine; the LLM driver 79.4 against the LLM-free driver's 85.0 (the
-small model judges the first hits enough on 11 of 15). A capable model is needed for a gain.
+With a 135M model no rewrite gained recall and each cost seconds a question; a capable model
+is needed for a gain (docs/decisions.md, "LLM query rewriting stays off").
 """
 
 from __future__ import annotations

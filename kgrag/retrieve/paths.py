@@ -205,14 +205,11 @@ class GraphWalkPath:
         it. Each group walks with its own entity budget, so the question's own entities keep
         their neighbourhoods even when feedback seeds (a long passage's every name) would fill
         a shared budget first: a comparison question's second film then still reaches its
-        director. Measured with the evidence set (2wiki_dev468 R@5, bridge-comparison in
-        brackets): one shared walk 89.2 (81.3), a walk per group 91.1 (87.1), and with each
-        question entity's own home candidates (``_home_candidates``) 93.0 (93.7).
+        director.
 
-        The groups after the first (the feedback seeds) get half the budget: R@5 within 0.2 of
-        a full one on every set (hotpotqa_dev500 91.3 vs 91.5, 2wiki 93.5 vs 93.6), and the
-        graph path's time back near one shared walk's (hotpot, 200 questions: p50 12.5 ms vs
-        11.5 before this change and 15–16 with two full budgets)."""
+        The groups after the first (the feedback seeds) get half the budget: about the same
+        recall as a full one, in about one shared walk's time (docs/decisions.md, "Three paths
+        fused, with the evidence set")."""
         routes: dict[str, list[tuple[float, GraphPath]]] = {}
         for walk in walks:
             for key, path in walk.paths.items():

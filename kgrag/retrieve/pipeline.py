@@ -240,7 +240,7 @@ class Retriever:
             query.exclusion = self._exclusion(understanding.exclusions)
         if "dense" in modes and len(modes) > 1 and not self.embedder.multilingual and has_han(question):
             # An English-only embedder ranks Chinese text near randomly; its vote would only
-            # push good keyword and graph hits down (CMRC 2018: fused R@1 84 vs BM25's 98).
+            # push good keyword and graph hits down (docs/decisions.md, "The routed embedder").
             query.modes = tuple(m for m in modes if m != "dense")
             query.skipped["dense"] = f"embedder {self.embedder.name} is English-only and the question is not"
         return query, own_links
@@ -302,7 +302,8 @@ class Retriever:
 
         def search(round_query: Query, plan: RoundPlan, number: int) -> list[PathResult]:
             # The other paths run in the pool while the graph walks here: the walk holds the GIL,
-            # the embedding and matrix product mostly do not (README "Sizing", retrieval at 100k).
+            # the embedding and matrix product mostly do not (docs/decisions.md, "Query-time
+            # reads").
             others = []
             if round_query.question != query.question:  # a driver that rewrites the question
                 others = [(m, round_query) for m in ("bm25", "dense") if m in query.modes]
@@ -353,7 +354,7 @@ class Retriever:
         """The constraint for ``topics``: each topic and its parts ("A and B"), plus every name of
         an entity that a whole part names. An entity linked inside a longer part is not used:
         "the Sales Development and Integrated Marketing departments" must not exclude every
-        page under "Marketing" (handbook_dev102 lost that question's gold page that way)."""
+        page under "Marketing" (a development question lost its gold page that way)."""
         parts = list(dict.fromkeys(p for topic in topics for p in [topic, *split_topic(topic)]))
         entities = {le.key for part in parts for le in self.linker.link(part)
                     if le.surface.casefold().strip() == part.casefold().strip()}
@@ -372,8 +373,7 @@ class Retriever:
     def _feedback(self, query: Query, keyword: PathResult) -> list[str]:
         """Entities of the best keyword hits, as extra graph seeds: the bridge entity of a
         multi-hop question is named in the passage that answers its first hop, not in the
-        question. Measured (R@5, bm25+dense+graph): HotpotQA 200 questions 84.2 → 87.0,
-        MuSiQue 100 67.6 → 69.5."""
+        question (docs/decisions.md, "Three paths fused, with the evidence set")."""
         top = [h.id for h in keyword.hits[: self.settings.feedback_chunks]]
         query.feedback_from = top
         by_chunk = self.graph.chunk_entities(top) if top else {}

@@ -169,7 +169,7 @@ def _problem(text: str, question: str, limit: int = MAX_QUERY_CHARS) -> str | No
         return "the question unchanged"
     if not shares_a_term(text, [question]):
         # Off the rails: "The answer is 12", "1984", "USA" as sub-questions of a question about
-        # Publix stores or Johnnycake, West Virginia (SmolLM2-135M on musique_train100).
+        # Publix stores or Johnnycake, West Virginia (a 135M model's sub-questions).
         return "sharing no content word with the question"
     return None
 

@@ -6,7 +6,7 @@ leads …?" asks for a *channel*: of the sections the graph walk reaches, one wi
 "Channel" holds it. ``asked_column`` reads the asked-for noun of an English question ("What is
 the [job] title of …", "Which Slack channel prefix is used …"); ``has_column`` finds it among a
 Markdown table's header cells (as itself or an inflection). Measured in the graph path's
-endpoint reading (``GRAPH_WALK.table_weight``), README "Domain terms and structure".
+endpoint reading (``GRAPH_WALK.table_weight``; docs/decisions.md, "The asked-for column").
 """
 
 from __future__ import annotations

@@ -79,8 +79,8 @@ _QUESTION_WORD_ZH = re.compile(r"哪|什么|谁|几|多少|怎")
 # traveling, …", "While on leave, …", "While I am away, …" set the scene of the question), the
 # question after it asks something on its own (4+ words, no pronoun pointing back into the
 # clause) and says its answer is something else (different, distinct, other, "not a …", …); in
-# Chinese, "虽然/尽管 …，但 …". handbook_dev102, bm25+dense+graph R@5: negation 69.2 →
-# 84.6, all 85.9 → 87.9; no question of the Wikipedia-style or Chinese sets opens so.
+# Chinese, "虽然/尽管 …，但 …" (docs/decisions.md, "Opening concessions, statement sentences,
+# what the answer is not").
 _CONCESSION_EN = re.compile(
     r"^(?P<cue>although|even though|though|whereas|while)\s+(?P<clause>[^,]+(?:,[^,]+?)*?),\s*"
     r"(?=(?:what|which|who|whom|whose|where|when|why|how|is|are|was|were|does|do|did|can|could|should)\b)",
@@ -103,16 +103,13 @@ _CONCESSION_ZH = re.compile(r"^(?:虽然|尽管|虽说)(?P<clause>[^，,。？?]
 # Talent Assessment program uses a 'Performance/Growth Potential Matrix'. What is the different
 # term from the finance handbook that …?"), under the same conditions; a sentence about the asker
 # ("I use GitLab 15. …") sets the scene, and a question that points back to it with a demonstrative
-# ("such a role", "this channel") asks about it. handbook_dev102, bm25+dense+graph R@5: negation
-# 84.6 → 92.3, all 88.4 → 89.4; it sets aside nothing in any other dev set (2Wiki, HotpotQA,
-# MuSiQue, CMRC 2018, RGB: 0 of 4,487 questions).
+# ("such a role", "this channel") asks about it (the same decisions entry).
 _PREAMBLE_EN = re.compile(
     r"^(?P<clause>.+[.!])\s+(?=(?:what|which|who|whom|whose|where|when|why|how)\b[^.!?]*\?\s*$)", re.IGNORECASE)
 _ASKER_EN = re.compile(r"^(?:i|i'm|i've|we|we're|we've|you|you're|my|our)\b", re.IGNORECASE)
 _POINTS_BACK_EN = re.compile(r"\b(?:this|these|those|such|the same|above|mentioned)\b", re.IGNORECASE)
 # A clause saying what kind of thing the answer is not (see ``set_aside_non_member``): its words
-# name the distractor, and no path reads "not". handbook_dev102, bm25+dense+graph R@5: negation
-# 92.3 → 100.0, all 89.4 → 90.4 (R@1 61.1 → 61.1); 0 of the other dev sets' 4,487 questions.
+# name the distractor, and no path reads "not" (the same decisions entry).
 _NON_MEMBER_EN = re.compile(
     r"(?:(?P<lead>\s*,)?\s+(?P<rel>that|which|who)\s+(?:is|are|was|were)\s+not|\s*,\s*not)\s+(?:a|an|the|part of|one of)\b"
     r"[^,?]*?(?=\s+but\b|\s*,|\s*\?|$)", re.IGNORECASE)

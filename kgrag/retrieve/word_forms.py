@@ -19,8 +19,8 @@ from kgrag.text.patterns import WHEN_WORDS_ZH, alternatives
 from kgrag.text.scripts import HAN_RUN, han_runs, has_han
 
 # Chinese interrogatives and particles: a question has them, its answer passage does not
-# ("王沈是哪里人？" → 哪里). Measured on CMRC 2018: 42 of 3,219 answerable questions fell under the
-# coverage gate, 33 of them with the gold passage ranked first.
+# ("王沈是哪里人？" → 哪里), so they do not count against coverage (docs/decisions.md, "What the
+# gate counts as a question's words").
 QUESTION_WORDS = frozenset(
     "哪里 哪儿 如何 为什么 为何 什么样 什么时候 何时 何地 何人 哪些 哪一个 哪位 哪年 几 几个 多久 多长 "
     "是否 有没有 是不是 呀 啦 吗 呢 么 多少 怎么 怎样 怎么样 哪 哪个 谁 什么 请问 一下".split()
@@ -29,7 +29,8 @@ QUESTION_WORDS = frozenset(
 # ("What is the date of the next Boston coworking?"): the passage states a rule or a date, seldom
 # "next" or "date". Like a Chinese question's asked-for nouns, they count for coverage when
 # found and are not missed when absent (``when_words``). "The last Republican elected" asks no
-# date: its "last" is missed as before (hotpotqa_dev500, gold removed: 72.4% abstain either way).
+# date: its "last" is missed as before (docs/decisions.md, "What the gate counts as a question's
+# words").
 # In Chinese also the edge of a period asked for: "当前这个季度什么时候结束？" is answered by
 # "第四季度：11月1日至1月31日", which says neither 当前 nor 结束.
 _WHEN_WORDS = frozenset("date dates day days time times next last previous current currently upcoming today "
@@ -70,7 +71,7 @@ def question_names(question: str, linked: Sequence[LinkedEntity]) -> list[str]:
         question, le.surface, cuts) and not is_nationality(le.surface)]
     covered = " ".join(names).casefold()
     # A Latin name ends where Chinese begins: "Apple Lossless是哪个公司的…" names "Lossless", not the
-    # whole clause (CMRC 2018 replayed: 15 false abstentions of 3,219, present 5.2% → 4.7%).
+    # whole clause (docs/decisions.md, "What the gate counts as a question's words").
     latin = HAN_RUN.sub(" ", question)
     for m in _CAPITALISED.finditer(latin):
         word = _POSSESSIVE.sub("", m.group())
@@ -148,8 +149,7 @@ def asked_nouns(question: str) -> set[str]:
     about: the nouns right after an interrogative ("什么职业", "哪几个站点", "什么时候") or, in
     "X的Y是什么" / "X的Y在哪", the nouns between the "的" and the interrogative ("籍贯"). The
     passage that answers says "足球运动员", not "职业". Proper nouns (nr/ns/nt/nz) are never
-    asked-for words. Replayed over CMRC 2018's kept hits (README, abstention): abstention with the
-    gold present 4.7% → 2.1%, with it removed 86.0% → 84.8% (RGB unchanged)."""
+    asked-for words (docs/decisions.md, "What the gate counts as a question's words")."""
     if not has_han(question):
         return set()
     tokens = [(w, flag) for m in han_runs(fold_marks(question)) for w, flag in posseg().lcut(m.group())]

@@ -101,8 +101,8 @@ def is_mainly_non_latin(text: str) -> bool:
 def is_mainly_han(text: str) -> bool:
     """Whether ``text`` is written mainly in Han characters (Chinese): the same share as
     ``is_mainly_non_latin``, counting Han letters only. What makes a corpus bilingual for
-    cross-lingual embedding (``kgrag.ingest.job``): one Mongolian-script passage among 4,956
-    English ones (hotpotqa_dev500) is not a Chinese corpus."""
+    cross-lingual embedding (``kgrag.ingest.job``): one Mongolian-script passage among
+    thousands of English ones is not a Chinese corpus."""
     han = len(_HAN_CHAR.findall(text))
     if han == 0:
         return False

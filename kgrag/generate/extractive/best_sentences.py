@@ -6,7 +6,8 @@ cover a query term the picked ones do not, and score at least a fraction of the 
 an answer split over two sentences ("X is ... . It was founded in 1755.") is found while
 loosely related sentences stay out. Sentences from lower-ranked hits are discounted.
 
-Beyond the words (measured with ``kgrag eval --answers``, see the README):
+Beyond the words (measured with ``kgrag eval --answers``; docs/decisions.md, "Sentence selection
+rules"):
 - a sentence holding the kind of answer the question asks for (a year for "when", an amount
   for "多少钱", a method for "怎么求": ``kgrag.generate.extractive.asks``) scores ``EXTRACTIVE.ask_bonus`` times more;
 - a sentence in the other script than the question's (an English sentence for a Chinese
@@ -138,7 +139,8 @@ def _leads_with_its_kind(kind: str | None, chinese: bool) -> bool:
     """Whether a sentence holding ``kind`` may lead the answer: a value (a time, an amount, a
     duration) in any language, a place or a person in English. The Chinese place and person cues
     fire on any "中国" or "教授", and an explanation's cues ("because", "通过") on connectives: led
-    by them, cmrc2018_dev's first sentences held the gold less often (README, "Answer sentences")."""
+    by them, Chinese first sentences held the gold less often (docs/decisions.md, "Sentence
+    selection rules")."""
     return kind in LEADING_KINDS or (kind in LEADING_KINDS_ENGLISH and not chinese)
 
 
@@ -180,8 +182,7 @@ def _bridge_first(picked: list[Pick], bridge: Pick, question: str, kind: str | N
     ("A or B?": both subjects' sentences answer), nor when the bridge's sentence lacks the kind
     asked. A sentence opening with a pronoun says whom first: "Moscow State University: It was
     founded on January 25, 1755 …". English only, as the bridge (a title written in a picked
-    sentence). With ``_reached``, first sentence holds gold: hotpotqa_dev500 29.0 → 42.0,
-    2wiki_dev468 48.1 → 50.4, musique_train100 19.0 → 23.0 (README)."""
+    sentence). docs/decisions.md, "Sentence selection rules": the second hop leads."""
     title = _bare_title(bridge.source.context.title or "")
     if (bridge not in picked or _CHOICE.search(question) or (kind is not None and not fits(kind, bridge.body))
             or title.casefold() in question.casefold()):  # a page the question names is no hop's end

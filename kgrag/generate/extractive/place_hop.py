@@ -17,8 +17,8 @@ located in eastern Djibouti … [1].``
 
 No hop without a place phrase in the question, the subject's sentences in the sources, and a
 place named there; and none when the re-read finds nothing beyond the subject's own sentence: the
-usual extractive answer stands. Measured with ``kgrag eval --answers`` (README, "Comparisons and
-hops").
+usual extractive answer stands. Measured with ``kgrag eval --answers`` (docs/decisions.md,
+"Comparisons and hops").
 """
 
 from __future__ import annotations

@@ -5,9 +5,8 @@ team measures success along a 'customer journey', what is the term for a job rol
 "GitLab's principles prefer 'Convention over Configuration'. Which legal document must team
 members sign?"). The setting's words are shared by passages restating it; the answer shares the
 words of the question proper. The extractive answerer weighs setting-only terms less and leads
-with the sentence answering the question proper (handbook_dev102: contains gold 80.4 → 82.4,
-first sentence 58.8 → 61.8; hotpotqa_dev500 62.8 → 63.0 / 42.4 → 42.8; 2wiki and MuSiQue
-unchanged).
+with the sentence answering the question proper (docs/decisions.md, "Sentence selection
+rules").
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ where that is, not what is there, so without that hop the usual extractive answe
 
 No hop without the subject's sentence naming the person and the person's own page (titled with
 the name, or sentences where the name is the subject): the usual extractive answer stands.
-Measured with ``kgrag eval --answers`` (README, "Comparisons and hops").
+Measured with ``kgrag eval --answers`` (docs/decisions.md, "Comparisons and hops").
 """
 
 from __future__ import annotations

@@ -13,7 +13,8 @@ and the answer leads with the option chosen, each date as written and cited, the
 
 No choice without both dates, or when they tie at the precision both are written with (1936 and
 "May 1936"): the usual extractive answer stands. Measured with ``kgrag eval --answers``
-(README, "Comparisons"): how often the answer's first sentence holds the gold option.
+(docs/decisions.md, "Comparisons and hops"): how often the answer's first sentence holds the
+gold option.
 """
 
 from __future__ import annotations

@@ -15,8 +15,8 @@ with the words it rests on, each cited, then quotes those sentences:
 
 A verdict needs its evidence: "yes" needs both countries; "no" needs both for "the same
 country", one that differs for "both American". Without it there is no verdict (None) and the
-usual extractive answer stands. Measured with ``kgrag eval --answers`` (README, "Comparisons"):
-how many verdicts are given, and how many are wrong.
+usual extractive answer stands. Measured with ``kgrag eval --answers`` (docs/decisions.md,
+"Comparisons and hops"): how many verdicts are given, and how many are wrong.
 """
 
 from __future__ import annotations

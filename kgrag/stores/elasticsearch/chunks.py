@@ -13,21 +13,10 @@ Why, instead of ``english`` + ``cjk`` analysers on raw text:
   bigrams (最近公共祖先 → 最近 近公 公共 共祖 祖先), so a single-character word (树) inside a run
   never matches, and bigrams such as 近公 that are no word add noise; mixed text needs both
   analysers on two sub-fields and a query that combines them.
-- Measured with ``scripts/bench_es_analysis.py`` (300 queries per set, BM25 on the text
-  field alone; on osmem-server, whose engine is bleve, not Lucene: indicative figures).
-  Retrieval quality is a tie; agreement with the SQLite store is not:
-
-  ======================  ===========  =============  ==================  =============
-  set, analysis           recall@10    top-1 = SQLite  top-10 overlap      query (noisy)
-  ======================  ===========  =============  ==================  =============
-  cmrc2018 zh, ours       0.993        0.97           0.85                0.9 ms
-  cmrc2018 zh, cjk+en     0.997        0.91           0.53                2.1 ms
-  hotpotqa en, ours       0.878        0.65           0.80                2.1 ms
-  hotpotqa en, cjk+en     0.865        0.61           0.77                12.2 ms
-  ======================  ===========  =============  ==================  =============
-
-  (SQLite's own recall@10: 0.990 and 0.878.) The built-in pair also costs two analysed copies
-  of every text and a query over both.
+- Retrieval quality is a tie, and pre-segmented terms agree more often with the SQLite store
+  and query faster (``scripts/bench_es_analysis.py``; docs/decisions.md, "Elasticsearch text
+  analysis"). The built-in pair also costs two analysed copies of every text and a query over
+  both.
 - Cost: jieba runs in the kgrag process at upsert (as it does for the SQLite store), not in
   Elasticsearch; the ``_analyze`` API and Kibana show our terms, not the raw text (which is
   stored, unindexed, in ``text``).
@@ -35,7 +24,8 @@ Why, instead of ``english`` + ``cjk`` analysers on raw text:
 Scoring: ``combined_fields`` (BM25F) over heading^2 and body treats them as one field in which
 heading terms count twice: what FTS5's ``bm25(chunk_fts, 2.0, 1.0)`` computes. (osmem-server
 scores combined_fields as a sum of per-field scores instead, so CI cannot judge the heading
-weighting; on hotpotqa it costs recall there, 0.878 → 0.727, for both analyses alike.)
+weighting: it costs recall there for both analyses alike; docs/decisions.md, "Elasticsearch
+text analysis".)
 
 Dense: ``dense_vector`` with float HNSW and cosine similarity, its size fixed by ``dim`` or by
 the first vectors written. Elasticsearch reports cosine kNN scores as ``(1 + cos) / 2``; the

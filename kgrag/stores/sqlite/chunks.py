@@ -400,9 +400,8 @@ def _count_vectors(conn: sqlite3.Connection, delta: int) -> None:
 def _ids_of_ranked(conn: sqlite3.Connection, ranked: list[tuple[int, float]]) -> list[tuple[str, float]]:
     """FTS rowids (with their ranks) → chunk ids, in the same order. Ranking the FTS rows alone
     and reading the ids of the k kept ones, rather than joining every matching row to
-    ``chunks`` before the sort: on the 100k-passage knowledge base of ``benchmarks/scale.py``
-    (131k chunks, a median 25k matching rows a question), 40 HotpotQA questions, the same
-    SQL with and without the join: 62 → 27 ms median, 133 → 77 ms worst."""
+    ``chunks`` before the sort: about half the time at 100k passages (docs/decisions.md,
+    "Query-time reads")."""
     if not ranked:
         return []
     ids = dict(conn.execute(f"SELECT pk, id FROM chunks WHERE pk {IN_JSON}", (id_list([pk for pk, _ in ranked]),)))

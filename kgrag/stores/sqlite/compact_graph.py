@@ -1,10 +1,10 @@
 """The embedded store's entity graph in compressed sparse rows, with a small overlay of changes.
 
-Why not a networkx graph: its per-edge dicts cost ~410 bytes per undirected edge (measured:
-hotpotqa_dev500, 261,408 edges, 107 MiB; a 100k-passage corpus has ~5M edges, ~2 GB) and
-building it is Python work per edge. Here an edge costs 2 × (4 + 8 + 2) bytes in numpy arrays
-(neighbour index, weight, type id), rows sorted by neighbour for binary search; figures in
-README "Sizing". networkx stays the reference: ``tests/test_graph_cache.py`` compares this
+Why not a networkx graph: its per-edge dicts cost ~410 bytes per undirected edge (~2 GB for a
+100k-passage corpus) and building it is Python work per edge. Here an edge costs 2 × (4 + 8 + 2)
+bytes in numpy arrays (neighbour index, weight, type id), rows sorted by neighbour for binary
+search; figures in docs/decisions.md, "The graph held as arrays, caught up from a change log,
+saved as a snapshot". networkx stays the reference: ``tests/test_graph_cache.py`` compares this
 graph with ``graph_walk.build_entity_graph`` after every kind of write.
 
 Changes since the arrays were built live in ``overlay`` (node → neighbour → (weight, type), or
@@ -87,8 +87,8 @@ class CompactGraph:
         """``graph_walk.best_paths``' choice of one level, over the arrays with numpy: the same
         entities, scores, predecessors and edges as its Python loop (``best_paths`` checks it in
         ``tests/test_graph_cache.py``), without a Python step per edge — a hub entity of a 100k
-        passage corpus has tens of thousands of edges (README "Sizing"). Overlay edges (changes
-        since the build) are merged in Python."""
+        passage corpus has tens of thousands of edges (docs/scaling-out.md, "When to scale out").
+        Overlay edges (changes since the build) are merged in Python."""
         known = sorted((self.index[u], frontier[u]) for u in frontier if u in self.index)
         rows = np.array([i for i, _ in known], dtype=np.int64)
         lo, hi = self.indptr[rows], self.indptr[rows + 1]

@@ -1,12 +1,12 @@
 """The embedded chunk index's dense vectors in memory, searched exactly (cosine over every row).
 
-Rows are L2-normalized and held in column blocks of ``BLOCK`` columns, each C-contiguous; a
-block that is zero in every row is not held at all, and a query multiplies only the blocks
-where it is non-zero. The default embedder's vectors are ``[MiniLM 384 | e5 384 | pad 1]``
+Rows are L2-normalized and held in column blocks of ``BLOCK`` columns, each C-contiguous; a block
+that is zero in every row is not held at all, and a query multiplies only the blocks where it is
+non-zero. The default embedder's vectors are ``[MiniLM 384 | e5 384 | pad 1]``
 (``kgrag.models.routed``) and a query fills one model's block: an English corpus holds no e5
-columns, and each query reads 384 of the 769 numbers per row instead of all of them. Measured
-by ``benchmarks/dense_scale.py`` (README "Sizing"). Nothing here knows that layout: any zero
-column range is skipped the same way.
+columns, and each query reads 384 of the 769 numbers per row instead of all of them. Measured by
+``benchmarks/dense_scale.py`` (docs/decisions.md, "Exact dense search up to 50,000 vectors").
+Nothing here knows that layout: any zero column range is skipped the same way.
 """
 
 from __future__ import annotations

@@ -60,7 +60,8 @@ class SqliteGraphStore:
             for statement in CHANGE_LOG:
                 conn.execute(statement)
         # Saved beside the database after each full build; a restarted server loads it and
-        # applies the changes since, instead of re-reading every relation (README "Sizing").
+        # applies the changes since, instead of re-reading every relation (docs/decisions.md,
+        # "The graph held as arrays, caught up from a change log, saved as a snapshot").
         self._graph_cache = EntityGraphCache(Path(self.path + ".walk.npz") if self.path != ":memory:" else None)
 
     @contextmanager
@@ -192,7 +193,7 @@ class SqliteGraphStore:
     def lookup_aliases(self, normalized: Iterable[str]) -> dict[str, list[str]]:
         """Each alias's answer is kept until the file changes (``SqliteDatabase.kept_each``): the
         graph walk looks up the titles of the sections it reads, the same ones question after
-        question and round after round (a ninth of retrieval's CPU on hotpotqa_dev500, py-spy)."""
+        question and round after round (docs/decisions.md, "Query-time reads")."""
         with self._db.read("look up aliases") as conn:
             def read(new: list[str]) -> dict[str, list[str]]:
                 return group_pairs(conn.execute(

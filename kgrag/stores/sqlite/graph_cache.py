@@ -1,15 +1,15 @@
 """The in-memory entity graph of the SQLite graph store, kept current by changes, not rebuilds.
 
 Every insert, update or delete of ``relation_evidence`` appends the touched entity pair to
-``relation_changes`` (triggers: whichever code path writes — ingest, delete, alias merge or
-split, in this process or another — is recorded in the same transaction). A cache that has seen
-changes up to ``seq`` S re-reads only the pairs changed after S and updates those edges, so
-walking the graph after one document's ingest costs milliseconds instead of a rebuild that grows
-with the whole graph (hotpotqa_dev500, 261k relations: rebuild ~1 s; incremental: see README
-"Sizing" and ``benchmarks/graph_refresh.py``). It rebuilds when it has never been built, when
-more pairs changed than ``REBUILD_FRACTION`` of its edges (a bulk ingest: one scan is cheaper),
-or when the changes it needs were pruned (the table keeps the last ``KEEP_CHANGES`` rows,
-pruned by a trigger every ``PRUNE_EVERY`` rows).
+``relation_changes`` (triggers: whichever code path writes — ingest, delete, alias merge or split,
+in this process or another — is recorded in the same transaction). A cache that has seen changes up
+to ``seq`` S re-reads only the pairs changed after S and updates those edges, so walking the graph
+after one document's ingest costs milliseconds instead of a rebuild that grows with the whole graph
+(``benchmarks/graph_refresh.py``; docs/decisions.md, "The graph held as arrays, caught up from a
+change log, saved as a snapshot"). It rebuilds when it has never been built, when more pairs
+changed than ``REBUILD_FRACTION`` of its edges (a bulk ingest: one scan is cheaper), or when the
+changes it needs were pruned (the table keeps the last ``KEEP_CHANGES`` rows, pruned by a trigger
+every ``PRUNE_EVERY`` rows).
 
 The result equals a fresh build exactly (same edges, weights and types, no isolated nodes);
 ``tests/test_graph_cache.py`` checks that after each kind of write.
@@ -154,10 +154,8 @@ class EntityGraphCache:
     def _rebuild(self, conn: sqlite3.Connection, max_seq: int) -> None:
         # gc.freeze after the build moves every object alive now (the graph's keys, and the
         # models, caches and modules a serving process holds) out of the collector's sight, so
-        # full collections stop walking them mid-query. Measured on hotpot, 200 questions:
-        # without it total p95 1517 ms against 606 ms with it (the stall is in no stage: it
-        # is the collector); with networkx it took p95 410 → 73 ms. Unfreezing first lets the
-        # previous graph be collected once dropped.
+        # full collections stop walking them mid-query (a p95 stall otherwise; docs/decisions.md,
+        # "Start-up work"). Unfreezing first lets the previous graph be collected once dropped.
         gc.unfreeze()
         self.graph = None  # the old arrays go before the new ones are read
         self.graph = load_compact_graph(conn)

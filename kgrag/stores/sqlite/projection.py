@@ -3,19 +3,10 @@ directions, scanned in a quarter of the numbers, and the best few thousand resco
 
 Exact search reads every stored number per question (at 117k searchable chunks 45 M floats,
 its product ~7 ms alone and a contended memory bus beside the graph walk); the projection reads 96 per row.
-Measured on the 100k-passage knowledge base (117k MiniLM rows, 100 HotpotQA questions, the
-exact top 50 as truth), recall@50 of the rescored candidates:
-
-| projected dims | 1,000 candidates | 2,000 | 4,000 |
-|---:|---:|---:|---:|
-| 48 | 89.5 % | 93.9 % | 96.9 % |
-| 64 | 95.1 % | 97.6 % | 99.0 % |
-| 96 | 99.0 % | **99.7 %** | 99.9 % |
-
-96 dimensions and 2,000 candidates (``benchmarks/dense_recall.py``, 200 questions): recall@10
-99.95 % (one question of 200 lost one of its exact top 10), recall@50 99.69 %, 2.8 ms a search
-instead of 11 (the top-k selection included). A found row keeps its exact score, so the order
-among the rows found is the exact order.
+96 dimensions and 2,000 candidates lose almost nothing of the exact top 10 and top 50 at a
+quarter of the time (``benchmarks/dense_recall.py``; docs/decisions.md, "Exact dense search up
+to 50,000 vectors"). A found row keeps its exact score, so the order among the rows found is the
+exact order.
 
 The directions are fitted once per matrix on a fixed sample of its rows (deterministic: the
 same rows give the same directions); rows appended later (``extended``) are projected onto the
