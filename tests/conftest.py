@@ -42,6 +42,18 @@ def hotpot_records(n: int) -> list[dict]:
     return out
 
 
+def hotpot_corpus(folder: Path, n: int) -> Path:
+    """A corpus file of the first n HotpotQA passages in ``folder``."""
+    return write_jsonl(folder / "corpus.jsonl", hotpot_records(n))
+
+
+def ingested_corpus(components, corpus: Path, n: int):
+    """``components`` with ``corpus`` ingested, checking that its n documents went in."""
+    report = components.ingest_job().run([corpus], progress=False)
+    assert report.ok and len(report.new) == n
+    return components
+
+
 def ingested_kb(data_dir: Path, embedder, recognizer, paths: list[Path], new: int):
     """Components over a fresh knowledge base in ``data_dir`` with ``paths`` ingested (the shared
     models), checking that ``new`` documents went in and none failed."""

@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from kgrag.cli import main
 from kgrag.components import Components
 from kgrag.server.app import create_app
-from tests.conftest import hotpot_records, write_jsonl
+from tests.conftest import hotpot_corpus, ingested_corpus
 
 N_DOCS = 3
 REPAIR = "kgrag check --repair"
@@ -24,14 +24,12 @@ REPAIR = "kgrag check --repair"
 
 @pytest.fixture
 def corpus(tmp_path):
-    return write_jsonl(tmp_path / "corpus.jsonl", hotpot_records(N_DOCS))
+    return hotpot_corpus(tmp_path, N_DOCS)
 
 
 @pytest.fixture
 def ingested(components, corpus):
-    report = components.ingest_job().run([corpus], progress=False)
-    assert report.ok and len(report.new) == N_DOCS
-    return components
+    return ingested_corpus(components, corpus, N_DOCS)
 
 
 def _checkpointed(path) -> None:
