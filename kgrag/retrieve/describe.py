@@ -99,10 +99,12 @@ class DescriptionLinker:
         names = self._names.get()
         taken = {le.key for le in linked}
         scored: dict[str, tuple[float, float, str]] = {}  # key → (rank score, coverage, alias)
-        for alias in {a for word in asked for a in names.by_term.get(word, ())}:
+        # Sorted and summed exactly: the same question links the same alias in every process
+        # (a set's order, which string hashing randomises, must not break ties).
+        for alias in sorted({a for word in asked for a in names.by_term.get(word, ())}):
             words, keys = names.terms[alias]
-            total = sum(names.idf[w] for w in words)
-            held = sum(names.idf[w] for w in words if w in asked)
+            total = math.fsum(names.idf[w] for w in words)
+            held = math.fsum(names.idf[w] for w in words if w in asked)
             coverage = held / total
             if coverage < LINKING.described_min_coverage - 1e-9:
                 continue

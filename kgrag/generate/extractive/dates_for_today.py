@@ -165,7 +165,7 @@ def _score(rule: _Rule, wanted: dict[str, float], asked: DateAsked) -> float:
     said = terms(_line(rule))
     if rule.period is not None:  # a list item ("Q4: November 1 through January 31") is about its heading
         said |= terms(rule.source.header)
-    held = sum(wanted.get(t, 0.0) for t in said)
+    held = math.fsum(wanted.get(t, 0.0) for t in said)  # exact: a set's order must not break ties
     if held == 0:
         return 0.0
     fits = asked.length is not None and rule.period is not None and _lasts(rule, asked)
