@@ -45,6 +45,10 @@ def test_a_linked_nationality_is_no_name():
                                                                               "exact")]
     assert question_names("Was Jacques Feyder French?", linked) == ["Jacques Feyder"]
     assert question_names("Are both Jim McBride and Neil Jordan American?", [])[-2:] == ["Jim McBride", "Neil Jordan"]
+    # A compound of peoples is one too (hotpotqa 5a88fc…: the passage says "Bulgarian-Canadian
+    # actress", the question was refused for missing it when only single demonyms counted).
+    compound = [LinkedEntity("Bulgarian-Canadian", "bc", "Bulgarian-Canadian", "exact")]
+    assert "Bulgarian-Canadian" not in question_names("Which Bulgarian-Canadian actress played Mia Jones?", compound)
 
 
 def test_a_chinese_surface_inside_a_word_is_no_name():

@@ -84,9 +84,11 @@ def question_names(question: str, linked: Sequence[LinkedEntity]) -> list[str]:
 
 
 def is_nationality(word: str) -> bool:
-    """"American", "Australian", "Chinese", "French": a linked entity or a capitalised word of
-    this form is an adjective here (the answer passage says "United States" or names a city)."""
-    return " " not in word.strip() and is_demonym(word.strip())
+    """"American", "Australian", "Chinese", "French", "Bulgarian-Canadian": a linked entity or a
+    capitalised word of this form is an adjective here (the answer passage says "United States"
+    or names a city)."""
+    word = word.strip()
+    return bool(word) and " " not in word and all(is_demonym(part) for part in word.split("-"))
 
 
 def _phrases(question: str) -> list[str]:
