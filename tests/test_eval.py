@@ -442,3 +442,31 @@ def test_a_reference_time_that_is_no_date_names_the_line(tmp_path):
                                               "meta": {"reference_time": "last Tuesday"}}])
     with pytest.raises(EvalDataError, match=r"line 1: meta.reference_time must start with a date"):
         load_queries(path)
+
+
+def test_same_tells_whether_two_runs_behaved_alike_question_by_question(components, tiny_set, tmp_path):
+    """`kgrag eval same A.json B.json`: the check a refactoring is held to. The same run twice is
+    the same (exit 0); a run whose second question ranked and answered otherwise is named (exit 1)."""
+    from click.testing import CliRunner
+
+    from kgrag.cli import main
+
+    corpus, queries = tiny_set
+    report = run_eval(components, corpus, queries, modes="bm25", answers=True, negatives=True)
+    first, second = tmp_path / "a.json", tmp_path / "b.json"
+    report.write_json(first)
+    report.write_json(second)
+    result = CliRunner().invoke(main, ["eval", "same", str(first), str(second)])
+    n = len(report.per_query)
+    assert result.exit_code == 0, result.output
+    assert f"| bm25 | {n} | {n}/{n} | {n}/{n} | {n}/{n} |" in result.stdout
+
+    data = json.loads(second.read_text())
+    changed = data["per_query"][1]
+    changed["modes"]["bm25"]["ranked"] = list(reversed(changed["modes"]["bm25"]["ranked"])) + ["elsewhere"]
+    changed["answer"]["text"] = "Something else [1]."
+    second.write_text(json.dumps(data))
+    result = CliRunner().invoke(main, ["eval", "same", str(first), str(second)])
+    assert result.exit_code == 1
+    assert f"| bm25 | {n} | {n - 1}/{n} | {n - 1}/{n} | {n}/{n} |" in result.stdout
+    assert f"differs: {changed['id']}" in result.stderr

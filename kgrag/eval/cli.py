@@ -151,6 +151,31 @@ def _compare(settings, files, corpus, queries, kb_dir, reingest, resamples, json
         markdown_out.write_text(text, encoding="utf-8")
 
 
+@eval_command.command("same")
+@click.argument("first", type=_FILE)
+@click.argument("second", type=_FILE)
+def same_command(first: Path, second: Path) -> None:
+    """Whether two `kgrag eval --json` runs of one set behaved the same, question by question:
+    ranked ids per mode, answers, and answers with the gold removed. Exit 1 when any differs
+    (the differing question ids are listed)."""
+    from kgrag.eval.same_behaviour import HEADER, compare_runs, load
+
+    try:
+        a, b = load(first), load(second)
+    except ValueError as e:
+        raise click.UsageError(str(e)) from e
+    results = compare_runs(a, b)
+    if not results:
+        raise click.UsageError(f"{first} and {second} share no question and mode")
+    click.echo(HEADER)
+    for same in results:
+        click.echo(same.row(str(a.get("dataset") or first.stem)))
+    differing = list(dict.fromkeys(q for same in results for q in same.differing))
+    for qid in differing:
+        click.echo(f"differs: {qid}", err=True)
+    sys.exit(1 if differing else 0)
+
+
 @eval_command.command("report")
 @click.argument("runs", nargs=-1, required=True, type=_FILE)
 @click.option("--markdown", "markdown_out", type=_OUT, help="Write the tables to this file (default: print them).")
