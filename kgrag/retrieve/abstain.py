@@ -97,6 +97,8 @@ def assess(question: str, hits: Sequence[Hit], linked: Sequence[LinkedEntity], g
     """The gate's decision on ``hits`` (best first) for ``question``."""
     if not hits:
         return Assessment(True, "no hits")
+    if not linked and not content_words(question):  # "^", "*", "AND", a bare "Who?"
+        return Assessment(True, "the question names nothing to look for")
     top = hits[:RANKING.gate_depth]
     if reranked and gate.min_score is not None:
         best = max(h.score for h in top)
