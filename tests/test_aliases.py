@@ -10,7 +10,7 @@ import pytest
 
 from kgrag.aliases.glossary_io import export_glossary, import_glossary
 from kgrag.aliases.service import AliasError, AliasService
-from kgrag.aliases.suggest import suggest_duplicates
+from kgrag.aliases.suggest import is_truncation, suggest_duplicates
 from kgrag.aliases.views import ambiguous_aliases, list_entities, show
 from kgrag.retrieve.trace import trace_dict
 from kgrag.stores.sqlite.graph import SqliteGraphStore
@@ -264,13 +264,19 @@ def test_list_show_and_audit(seeded):
 
 
 # -- suggestions ---------------------------------------------------------------------------------
+def test_a_truncation_is_told_from_a_longer_name():
+    assert is_truncation("base_url", "base_ur") and is_truncation("Lomonosov", "Lomonoso")
+    assert not is_truncation("Spider-Man", "Spider-Man 2") and not is_truncation("user", "users")
+    assert not is_truncation("LCA", "Lowest Common Ancestor") and not is_truncation("Tree", "Tree")
+
+
 def test_suggest_finds_duplicates_and_changes_nothing(tmp_path, embedder):
     graph = SqliteGraphStore(tmp_path / "graph.sqlite")
     try:
         doc = Document(id="d", source="d", hash="h")
         chunks = [Chunk(id=f"d#{i}", doc_id="d", text="x", ordinal=i) for i in range(3)]
         names = ["iPhone 15 Pro", "iPhone15Pro", "LCA", "Lowest Common Ancestor", "Kiefer Sutherland",
-                 "Kiefer Sutherlnd", "New York City", "NYC", "Tree", "Graph"]
+                 "Kiefer Sutherlnd", "New York City", "NYC", "Tree", "Graph", "base_url", "base_ur"]
         entities = [Entity(key=normalize_alias(n), name=n) for n in names]
         mentions = [Mention(e.key, c.id) for e in entities for c in chunks]
         relations = [Relation(a, b, "d#0") for a, b in (("lca", "tree"), ("lca", "graph"),
@@ -286,6 +292,8 @@ def test_suggest_finds_duplicates_and_changes_nothing(tmp_path, embedder):
         assert kiefer["fuzzy"] >= 0.9
         assert found[frozenset(("new york city", "nyc"))]["embedding"] >= 0.85  # MiniLM knows the city
         assert frozenset(("iphone 15 pro", "tree")) not in found
+        # A name and its truncation (an extraction cut "base_url" before a colon) is no pair (issue 43).
+        assert not any("base ur" in pair for pair in found), [sorted(p) for p in found if "base ur" in p]
         # Shared neighbours alone is a weak signal: listed, but below every stronger pair.
         scores = {frozenset((s.keep.key, s.drop.key)): s.score for s in suggestions}
         assert set(found[frozenset(("graph", "tree"))]) == {"neighbours"}

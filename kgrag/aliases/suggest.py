@@ -17,6 +17,9 @@ Signals, each a reason shown with the pair:
 Only the ``max_entities`` most mentioned entities (and every curated one) are compared
 pairwise; shared aliases are found over the whole graph.
 
+A name and its truncation ("base_url" / "base_ur": one cut off inside a word, ``is_truncation``)
+are never suggested: the shorter is a broken extraction, not another name of the same thing.
+
 Names that differ in a parenthesized qualifier ("Inside Job (2010 film)" / "Inside Job (TV
 series)", "Dick Smith" / "Dick Smith (retailer)") are distinct by construction in
 Wikipedia-style corpora, yet share their base name and look alike: such pairs are kept (a
@@ -129,6 +132,8 @@ def suggest_duplicates(
         if a not in entities or b not in entities:
             continue
         ea, eb = entities[a], entities[b]
+        if is_truncation(ea.name, eb.name):
+            continue
         # Keep the curated one, else the more mentioned, else the fuller name.
         keep, drop = sorted((ea, eb), key=lambda e: (not e.curated, -counts.get(e.key, 0), -len(e.key), e.key))
         if "parenthesised_alias" in why and not keep.curated:  # the base name is what "X (alias)" spells out
@@ -143,6 +148,21 @@ def suggest_duplicates(
         out.append(Suggestion(keep, drop, dict(sorted(why.items())), score))
     out.sort(key=lambda s: (-s.score, s.keep.key, s.drop.key))
     return out[:limit]
+
+
+# Endings by which one word form follows from another: "user" / "users" is an inflection, not a cut.
+_INFLECTIONS = ("s", "es", "'s", "’s")
+
+
+def is_truncation(a: str, b: str) -> bool:
+    """Whether one name is the other cut off inside a word ("base_ur" / "base_url", "Lomonoso" /
+    "Lomonosov"): a broken extraction, never a second name of the same thing. A whole word more
+    ("Spider-Man" / "Spider-Man 2") or an inflection ("user" / "users") is no cut."""
+    short, long_ = sorted((normalize_alias(a), normalize_alias(b)), key=len)
+    if not short or short == long_ or not long_.startswith(short):
+        return False
+    tail = long_[len(short):]
+    return short[-1].isalnum() and tail[0].isalnum() and tail not in _INFLECTIONS
 
 
 def is_latin_name(name: str) -> bool:
