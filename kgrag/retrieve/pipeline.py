@@ -341,7 +341,7 @@ class Retriever:
         if not history:
             return None, None
         own = self.linker.link(question)
-        completion = complete(question, history, own)
+        completion = complete(question, history, own, link=self.linker.link)
         if completion.followup and self.rewriter is not None:
             try:
                 completion.question = self.rewriter(completion)

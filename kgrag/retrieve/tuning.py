@@ -57,6 +57,8 @@ class FollowUpTuning:
     max_referring_words: int = 12  # a question referring back ("the next one") may say this much more
     max_referring_han: int = 16  # the same for a Chinese one, in characters
     max_carried_turns: int = 3  # a chain of follow-ups is completed from at most this many questions
+    replayed_turns: int = 6  # the last turns read again to know what the conversation is about
+    asking_han: int = 2  # a Chinese question with at most this many characters besides its asking only asks
 
 
 @dataclass(frozen=True)

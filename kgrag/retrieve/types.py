@@ -168,15 +168,26 @@ class Completion:
     previous_answer: str | None = None
     position_note: str | None = None  # why the cited chunk or its neighbour was not placed
     fallback_reason: str | None = None  # why an LLM rewrite was not used
+    # What the conversation is about at this turn, as the questions name it (the main one
+    # first): a standalone question's own names, carried on by its follow-ups.
+    subject: list[str] = field(default_factory=list)
+    # The follow-up written as a question of its own ("When did Black Book premiere?"): what
+    # the answerer reads (None: a positional follow-up, or nothing to carry).
+    standalone: str | None = None
+    switched: tuple[str, str] | None = None  # a switch to a sibling: (the subject left, the one named)
+    new_topic: bool = False  # a standalone question about something other than the last subject
 
     @property
     def for_generation(self) -> str:
-        """The question as the answer generator reads it: a follow-up keeps its own wording
-        and says what it follows up on, so the answer is about the right subject."""
+        """The question as the answer generator reads it: a follow-up written as a question of
+        its own where the rule could (``standalone``), else its own wording with what it
+        follows up on, so the answer is about the right subject."""
         if not self.followup:
             return self.original
         if self.method == "llm":
             return self.question  # already a standalone question
+        if self.standalone:
+            return self.standalone
         return f"{self.original} (follow-up to: {' / '.join(self.carried_from)})"
 
     def trace(self, carried_entities: Sequence[LinkedEntity] = ()) -> dict:
@@ -194,6 +205,10 @@ class Completion:
             "position_note": self.position_note,
             "fallback_reason": self.fallback_reason,
             "carried_entities": [le.name for le in carried_entities],
+            "subject": self.subject,
+            "standalone_question": self.standalone,
+            "switched": None if self.switched is None else {"from": self.switched[0], "to": self.switched[1]},
+            "new_topic": self.new_topic,
         }
 
 
