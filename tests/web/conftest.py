@@ -17,15 +17,12 @@ from pathlib import Path
 
 import pytest
 
+from tests.backend_cache import unavailable
+
 CHROMIUM = os.environ.get("KGRAG_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 SCREENSHOTS = Path(tempfile.gettempdir()) / "kgrag-browser-screenshots"
-
-
-def _unavailable(reason: str):
-    if os.environ.get("KGRAG_REQUIRE_BROWSER") == "1":
-        pytest.fail(f"KGRAG_REQUIRE_BROWSER=1 but {reason}")
-    pytest.skip(reason)
+REQUIRED = "KGRAG_REQUIRE_BROWSER"  # set to 1: no browser fails the tests instead of skipping them
 
 
 def cjk_fonts() -> list[str]:
@@ -39,19 +36,19 @@ def cjk_fonts() -> list[str]:
 @pytest.fixture(scope="session")
 def browser():
     if not Path(CHROMIUM).is_file():
-        _unavailable(f"no Chromium at {CHROMIUM} (apt-get install -y chromium)")
-    if not cjk_fonts() and os.environ.get("KGRAG_REQUIRE_BROWSER") == "1":
+        unavailable(f"no Chromium at {CHROMIUM} (apt-get install -y chromium)", REQUIRED)
+    if not cjk_fonts() and os.environ.get(REQUIRED) == "1":
         # the tests would pass, but every screenshot shows Chinese as boxes (docs/install.md)
         pytest.fail("KGRAG_REQUIRE_BROWSER=1 but no font covers Chinese (apt-get install -y fonts-noto-cjk)")
     try:
         from playwright.sync_api import sync_playwright
     except ImportError as e:
-        _unavailable(f"the playwright package is not installed ({e})")
+        unavailable(f"the playwright package is not installed ({e})", REQUIRED)
     with sync_playwright() as p:
         try:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         except Exception as e:  # a Chromium that cannot start here: the reason is the message
-            _unavailable(f"Chromium at {CHROMIUM} does not start: {str(e).splitlines()[0]}")
+            unavailable(f"Chromium at {CHROMIUM} does not start: {str(e).splitlines()[0]}", REQUIRED)
         yield browser
         browser.close()
 
