@@ -41,7 +41,7 @@ def main() -> None:
         dense = index._dense_matrix(conn)
     if dense is None:
         raise SystemExit(f"{args.data_dir} holds no vectors")
-    vectors = [v / np.linalg.norm(v) for q in questions
+    vectors = [v.vector / np.linalg.norm(v.vector) for q in questions
                for v in components.embedder.query_vectors(q, index.holds_dense_columns)[:1]]
     dense.search(vectors[0], 10, approx_from=1)  # fits the projection (once per matrix)
     found = {10: [], 50: []}

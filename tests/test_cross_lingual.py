@@ -82,13 +82,13 @@ def test_an_english_knowledge_base_never_embeds_questions_with_e5(tmp_path, reco
         assert comps.chunk_index.holds_dense_columns((0, fast)) and not comps.chunk_index.holds_dense_columns(ml)
         hits = dense.search(Query(question, 5, None, ("dense",)), 5).hits
         assert embedder._multilingual is None  # never loaded
-        minilm = comps.chunk_index.search_dense(embedder.query_vectors(question, lambda *r: all(b <= fast for _, b in r))[0], 5)
+        minilm = comps.chunk_index.search_dense(embedder.query_vectors(question, lambda *r: all(b <= fast for _, b in r))[0].vector, 5)
         assert hits and [h.id for h in hits] == [h.id for h in minilm]
 
         assert not comps.ingest_job().run([tmp_path / "ru.jsonl"], progress=False).failed
         assert comps.chunk_index.holds_dense_columns(ml) and not comps.chunk_index.holds_dense_columns((0, fast), ml)
         vectors = embedder.query_vectors(question, comps.chunk_index.holds_dense_columns)
-        assert len(vectors) == 1 and not np.any(vectors[0][fast:])  # MiniLM only
+        assert len(vectors) == 1 and not np.any(vectors[0].vector[fast:])  # MiniLM only
         assert [h.id for h in dense.search(Query(question, 5, None, ("dense",)), 5).hits] == [h.id for h in hits]
         russian_hits = dense.search(Query("Какой город — столица России?", 5, None, ("dense",)), 5).hits
         assert [h.id for h in russian_hits][:1] == sorted(comps.chunk_index.chunk_ids_by_document()["ru"])[:1]
@@ -97,8 +97,8 @@ def test_an_english_knowledge_base_never_embeds_questions_with_e5(tmp_path, reco
 
 
 def test_question_searches_the_blocks_of_its_script(embedder):
-    english = embedder.query_vectors("Who designed the Eiffel Tower?")
-    chinese = embedder.query_vectors("谁设计了埃菲尔铁塔？")
+    english = [q.vector for q in embedder.query_vectors("Who designed the Eiffel Tower?")]
+    chinese = [q.vector for q in embedder.query_vectors("谁设计了埃菲尔铁塔？")]
     fast = embedder.fast.dim
     assert len(english) == 2 and np.any(english[0][:fast]) and not np.any(english[0][fast:])
     assert not np.any(english[1][:fast]) and np.any(english[1][fast:-1])

@@ -42,7 +42,7 @@ def without_gold(generator, q: EvalQuery, result: RetrievalResult, retrieval_set
     gold = set(q.gold_ids)
     hits = [h for h in result.hits if h.chunk.doc_id not in gold]
     gate = assess(result.query.question, hits[:served_k], result.query.linked, gate_settings(retrieval_settings),
-                  reranked=result.reranker is not None)
+                  reranked=result.reranker is not None, ties=result.name_ties)
     record: dict[str, Any] = {"gate": gate.to_dict(), "hits": len(hits)}
     if generator is not None:
         answer = generator.answer(q.question, hits[:served_k], abstain=gate.abstain,

@@ -22,6 +22,7 @@ from kgrag.generate.sentences import (
 )
 from kgrag.generate.tuning import CITATIONS
 from kgrag.generate.types import Citation, Source
+from kgrag.text.scripts import is_mainly_non_latin
 from kgrag.types import Chunk
 
 _NUMBER = r"\d{1,4}"
@@ -129,6 +130,7 @@ class CheckResult:
 def check(text: str, sources: Sequence[Source]) -> CheckResult:
     normalised, invalid = normalise_markers(text, len(sources))
     source_terms = {s.n: terms(s.header + "\n" + s.text) for s in sources}
+    source_scripts = {s.n: is_mainly_non_latin(s.text) for s in sources}
     unsupported: list[str] = []
     claims: dict[int, list[str]] = {}
     declines = False
@@ -142,6 +144,8 @@ def check(text: str, sources: Sequence[Source]) -> CheckResult:
         words = terms(plain(sentence.text))
         if len(words) < CITATIONS.min_terms:
             continue
+        if sentence.numbers and all(is_mainly_non_latin(sentence.text) != source_scripts[k] for k in sentence.numbers):
+            continue  # a translation of what its sources say: words cannot show support across scripts
         known = set().union(*(source_terms[k] for k in sentence.numbers)) if sentence.numbers else set()
         if len(words & known) / len(words) < CITATIONS.min_support:
             unsupported.append(sentence.text)

@@ -15,7 +15,7 @@ from kgrag.config import LLMSettings
 from kgrag.generate.citations import CheckResult, check, chunk_span, citation_for, citations_for
 from kgrag.generate.extractive import dates_for_today as dated
 from kgrag.generate.extractive.answerer import Extracted, Pick
-from kgrag.generate.extractive.asked import Asked, PositionAsked
+from kgrag.generate.extractive.asked import Asked, Meaning, PositionAsked
 from kgrag.generate.extractive.registry import extract
 from kgrag.generate.prompt import build_messages, build_sources
 from kgrag.generate.types import Answer, Citation, Source
@@ -57,8 +57,10 @@ class Generator:
     """Thread-safe: holds settings only, so one instance serves every request thread."""
 
     def __init__(self, settings: LLMSettings, *, max_sources: int | None = None,
-                 max_context_chars: int | None = None) -> None:
-        """``max_sources``/``max_context_chars``: override the settings' packing budget."""
+                 max_context_chars: int | None = None, meaning: Meaning | None = None) -> None:
+        """``max_sources``/``max_context_chars``: override the settings' packing budget.
+        ``meaning``: language-neutral similarity (``kgrag.models.meaning``), with which the
+        extractive answer quotes a sentence written in another language than the question."""
         max_sources = settings.max_sources if max_sources is None else max_sources
         max_context_chars = settings.max_context_chars if max_context_chars is None else max_context_chars
         if max_sources < 1:
@@ -68,6 +70,7 @@ class Generator:
         self.settings = settings
         self.max_sources = max_sources
         self.max_context_chars = max_context_chars
+        self.meaning = meaning
 
     def _sources(self, hits: Sequence[Hit]) -> list[Source]:
         """The numbered sources. The packing choices (``context``, ``source_order``) shape the
@@ -157,7 +160,7 @@ class Generator:
     def on(self, today: dt.date) -> Generator:
         """This generator with ``today`` as the day its prompts give (an evaluation question's)."""
         return Generator(self.settings.model_copy(update={"today": today}), max_sources=self.max_sources,
-                         max_context_chars=self.max_context_chars)
+                         max_context_chars=self.max_context_chars, meaning=self.meaning)
 
     def _today(self) -> dt.date:
         """The day questions are asked on: the settings' (an evaluation question's), else UTC's."""
@@ -188,7 +191,7 @@ class Generator:
                understanding: Understanding | None) -> Asked:
         # No token budget bounds the extractive answer: its first sources may be read whole.
         return Asked(question, self._today(), tuple(expansions), position, self.settings.extractive_whole_sources,
-                     understanding)
+                     understanding, self.meaning)
 
     def _extractive(self, asked: Asked, sources: list[Source], fallback_reason: str | None = None) -> Answer:
         """The first answer of the extractive answerers (``extractive.registry``), its quotes

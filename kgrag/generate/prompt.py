@@ -9,7 +9,7 @@ from dataclasses import replace
 
 from kgrag.generate.types import Source
 from kgrag.retrieve.types import Hit
-from kgrag.text.scripts import has_han
+from kgrag.text.scripts import has_han, is_mainly_non_latin
 
 NOT_IN_KB_EN = "The knowledge base does not contain the answer."
 NOT_IN_KB_ZH = "知识库中没有相关信息。"
@@ -129,6 +129,8 @@ def build_messages(question: str, sources: Sequence[Source], today: dt.date | No
     # line back as if it were part of the answer.
     blocks = [f"Source [{s.n}] ({s.header}):\n{s.text}" for s in sources]
     language = "Chinese" if has_han(question) else "English"
+    if any(is_mainly_non_latin(s.text) != is_mainly_non_latin(question) for s in sources):
+        language += ", also where the sources are written in another language"
     day = f"\n\nToday is {today.isoformat()} ({today.strftime('%A')})." if today is not None else ""
     if worked_out:
         day += f" {worked_out}"

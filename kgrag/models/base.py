@@ -10,7 +10,7 @@ Each model module's error (``EmbedderError``, ``RerankerError``, ``NerError``) i
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, NamedTuple, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     import numpy as np
@@ -42,20 +42,32 @@ class Embedder(Protocol):
         ...
 
 
+class SpaceQuery(NamedTuple):
+    """One query vector of an embedder with several spaces, and how to read an index's score for
+    it: ``score × scale + shift`` is the model's similarity (the index normalises the vector and
+    the stored rows, so a vector that is not a plain unit query says how to undo that). A row
+    the space does not hold scores ``outside`` exactly and is no hit of this space.
+    ``multilingual``: the space puts texts of every language it reads on one scale."""
+
+    vector: np.ndarray
+    scale: float = 1.0
+    shift: float = 0.0
+    outside: float = 0.0
+    multilingual: bool = False
+
+
 @runtime_checkable
 class CorpusEmbedder(Embedder, Protocol):
     """An embedder whose vectors hold several models' spaces (``kgrag.models.routed``): a
     question may search more than one, and a corpus's language mix decides what a passage gets."""
-
-    score_scale: float  # a search score times this is the model's cosine
 
     def embed_corpus(self, texts: Sequence[str], mixed: bool) -> np.ndarray:
         """``embed_passages`` for one ingestion job; ``mixed``: the job holds documents written
         mainly in non-Latin scripts next to Latin-script ones."""
         ...
 
-    def query_vectors(self, question: str, held: Callable[..., bool] | None = None) -> list[np.ndarray]:
-        """One query vector per space the question searches, best-trusted first. ``held``:
+    def query_vectors(self, question: str, held: Callable[..., bool] | None = None) -> list[SpaceQuery]:
+        """One query per space the question searches, best-trusted first. ``held``:
         ``ChunkIndex.holds_dense_columns`` of the index searched; a space it does not hold is
         not embedded."""
         ...

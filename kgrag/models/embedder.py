@@ -222,11 +222,12 @@ def build_embedder(settings: EmbedderSettings, device: str = "cpu") -> Embedder:
     """The embedder named by ``settings.name``, loaded now (call once per process; "routed"
     loads e5 on first need)."""
     if settings.name == "routed":
+        from kgrag.models import language_means
         from kgrag.models.routed import ScriptRoutedEmbedder
 
         fast = sentence_embedder(settings.path or minilm_path(), settings, device, name="minilm", multilingual=False)
         return ScriptRoutedEmbedder(fast, lambda: E5Embedder(settings.e5_batch_size), E5_DIM,
-                                    cross_lingual=settings.cross_lingual)
+                                    cross_lingual=settings.cross_lingual, language_means=language_means.load())
     if settings.name == "minilm":
         return sentence_embedder(settings.path or minilm_path(), settings, device, name="minilm", multilingual=False)
     if settings.name == "e5":

@@ -19,6 +19,16 @@ Cross-lingual: e5 puts Chinese and English in one space, so an English chunk als
 block when its corpus is mixed (``cross_lingual``: "auto" — the ingestion job holds mainly
 non-Latin and Latin documents together — "always" or "never"); a Latin question then searches
 both blocks, a Chinese one the e5 block.
+
+Language offsets: e5 ranks text in the question's own language above the other language's
+whatever it says (xquad_xling_dev, e5 alone: an English question finds its Chinese passage in
+the top 5 27% of the time, a Chinese question its English one 1%). In a bilingual index the e5
+query is taken relative to the model's language means (``kgrag.models.language_means``): the
+question minus its language's mean, and each passage minus its own language's mean, which the
+pad does without touching the stored vectors — a one-block (mainly non-Latin) row's pad is
+1/√2 and a two-block (Latin) row's is 0, so the query's pad entry adds the offset between the
+two languages' means to every non-Latin row. One kNN in any engine; docs/decisions.md has the
+figures.
 """
 
 from __future__ import annotations
@@ -30,7 +40,8 @@ from typing import Literal
 
 import numpy as np
 
-from kgrag.models.base import Embedder
+from kgrag.models.base import Embedder, SpaceQuery
+from kgrag.models.language_means import LanguageMeans
 from kgrag.text.scripts import is_mainly_non_latin
 
 CrossLingual = Literal["auto", "always", "never"]
@@ -45,12 +56,16 @@ class ScriptRoutedEmbedder:
     docstring for the vector layout. ``multilingual`` is built on first need."""
 
     name = "routed"
-    score_scale = SCORE_SCALE
     multilingual = True  # Chinese questions are embedded (by the multilingual model)
 
     def __init__(self, fast: Embedder, multilingual_factory: Callable[[], Embedder], multilingual_dim: int,
-                 cross_lingual: CrossLingual = "auto"):
+                 cross_lingual: CrossLingual = "auto", language_means: LanguageMeans | None = None):
+        """``language_means``: the multilingual model's (``kgrag.models.language_means``); None
+        searches a bilingual index by plain cosine."""
         self.fast = fast
+        self.language_means = language_means
+        if language_means is not None and language_means.latin.shape != (multilingual_dim,):
+            raise ValueError(f"language means of dim {language_means.latin.shape}, expected {multilingual_dim}")
         self._factory = multilingual_factory
         self._multilingual: Embedder | None = None
         self._lock = threading.Lock()
@@ -117,8 +132,8 @@ class ScriptRoutedEmbedder:
         return out
 
     # -- queries -------------------------------------------------------------------------------
-    def query_vectors(self, question: str, held: Callable[..., bool] | None = None) -> list[np.ndarray]:
-        """One vector per block the question searches, best-trusted first: a mainly non-Latin
+    def query_vectors(self, question: str, held: Callable[..., bool] | None = None) -> list[SpaceQuery]:
+        """One query per block the question searches, best-trusted first: a mainly non-Latin
         question the e5 block; a Latin one the MiniLM block, then (unless ``cross_lingual`` is
         "never") the e5 block, which reaches Chinese passages and English ones of mixed corpora.
 
@@ -128,26 +143,55 @@ class ScriptRoutedEmbedder:
         ``mixed``) or holds no MiniLM block at all. A few non-Latin passages in an English
         corpus (a Mongolian passage among English ones) have an e5 block of their own; the
         ingest does not count them as bilingual, and neither does the question — e5 stays
-        unloaded (docs/decisions.md, "The routed embedder")."""
+        unloaded (docs/decisions.md, "The routed embedder").
+        In a bilingual index the e5 query takes out the language offsets (module docstring)."""
         holds = held or (lambda *ranges: True)
         fast, ml = (0, self._fast_dim), (self._fast_dim, self._fast_dim + self._ml_dim)
-        vectors = []
-        if not is_mainly_non_latin(question):
+        queries = []
+        non_latin = is_mainly_non_latin(question)
+        bilingual = holds(fast, ml)
+        if not non_latin:
             has_fast = holds(fast)
             if has_fast:
-                vectors.append(self._in_block(self.fast.embed_queries([question])[0], 0))
-            bilingual = holds(fast, ml) or not has_fast
-            if self.cross_lingual == "never" or not bilingual:
-                return vectors
+                queries.append(self._plain(self.fast.embed_queries([question])[0], 0))
+            if self.cross_lingual == "never" or not (bilingual or not has_fast):
+                return queries
         if holds(ml):
-            vectors.append(self._in_block(self.multilingual_model.embed_queries([question])[0], self._fast_dim))
-        return vectors
+            vector = self.multilingual_model.embed_queries([question])[0]
+            if bilingual and self.language_means is not None:
+                queries.append(self._across_languages(vector, non_latin, self.language_means))
+            else:
+                queries.append(self._plain(vector, self._fast_dim)._replace(multilingual=True))
+        return queries
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
         """Each text's first ``query_vectors`` vector (its own script's block)."""
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        return np.stack([self.query_vectors(t)[0] for t in texts])
+        return np.stack([self.query_vectors(t)[0].vector for t in texts])
+
+    def _plain(self, vector: np.ndarray, start: int) -> SpaceQuery:
+        return SpaceQuery(self._in_block(vector, start), scale=SCORE_SCALE)
+
+    def _across_languages(self, q: np.ndarray, non_latin: bool, means: LanguageMeans) -> SpaceQuery:
+        """The e5 query of a bilingual index, ranking by (q − m_q)·(p − m_p), each side less its
+        language's mean. Written as [0 | q′ | c] with q′ = q − m_q: a Latin row [·| p/√2 | 0]
+        scores q′·p/√2, a non-Latin row [0 | p/√2 | 1/√2] scores (q′·p + c)/√2, and
+        c = q′·(m_latin − m_non_latin) makes both (q′·(p − m_p) + q′·m_latin)/√2. The index
+        divides by |[q′, c]|; ``scale`` undoes both, and ``shift`` puts the result where the
+        question's cosine with a passage of its own language would be on average (+ q·m_q), so
+        scores read like cosines (the abstention gate compares them to a cosine threshold)."""
+        mine = means.of(non_latin)
+        centred = (q - mine).astype(np.float32)
+        c = float(centred @ (means.latin - means.non_latin))
+        vector = self._in_block(centred, self._fast_dim)
+        vector[-1] = c
+        norm = float(np.linalg.norm(vector))
+        shift = float(q @ mine) - float(centred @ means.latin)
+        # A row without an e5 block (a Latin chunk stored before the corpus turned bilingual,
+        # until the ingest completes it) is reached through its pad alone: c/√2 before the norm.
+        return SpaceQuery(vector, scale=SCORE_SCALE * norm, shift=shift, outside=c / SCORE_SCALE / norm,
+                          multilingual=True)
 
     def _in_block(self, vector: np.ndarray, start: int) -> np.ndarray:
         out = np.zeros(self.dim, dtype=np.float32)

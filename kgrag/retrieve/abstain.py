@@ -13,6 +13,15 @@ Signals, read from the top ``RANKING.gate_depth`` hits:
   written with a capital inside the question) that no top hit contains. A question about
   "Australia" answered from pages that never say "Australia" is not answered.
 - ``best_dense``: the best dense cosine among the top hits (MiniLM: weak on Chinese).
+- ``across``: the best hit is written in another script than the question
+  (``kgrag.retrieve.cross_script``). Its words cannot cover the question's, so the word signals
+  (coverage, missing names, the lone path: only the dense path sees across scripts) give way to
+  the dense path's language-neutral similarity of that hit (``across_dense``): under
+  ``min_dense_across`` the gate abstains, at or above it the question's names count as found in
+  the other script. A name of the question that no top hit writes is not missing either when it
+  is tied to a top hit in another script by the graph or the embedder (``NameTies``).
+  Replayed on xquad_xling_dev's tuning half (docs/decisions.md): the whole question's match
+  tells a present answer from a removed one better than the names alone do.
 
 With a reranker and ``min_score`` set, the reranker's score decides alone.
 """
@@ -24,8 +33,9 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 
 from kgrag.config import RetrievalSettings
-from kgrag.retrieve.tuning import LINKING, RANKING
-from kgrag.retrieve.types import Hit, LinkedEntity
+from kgrag.retrieve import cross_script
+from kgrag.retrieve.tuning import CROSS_SCRIPT, LINKING, RANKING
+from kgrag.retrieve.types import Hit, LinkedEntity, NameTies
 from kgrag.retrieve.word_forms import (
     LATIN_WORD,
     HitText,
@@ -60,6 +70,9 @@ class Assessment:
     coverage: float = 0.0
     best_dense: float | None = None
     missing_names: list[str] = field(default_factory=list)
+    across: bool = False  # the best hit is written in another script than the question
+    across_dense: float | None = None  # ... and its dense similarity (language-neutral)
+    tied_names: list[str] = field(default_factory=list)  # names found only across scripts
 
     def to_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -93,8 +106,9 @@ def gate_settings(retrieval: RetrievalSettings) -> GateSettings:
 
 
 def assess(question: str, hits: Sequence[Hit], linked: Sequence[LinkedEntity], gate: GateSettings,
-           *, reranked: bool = False) -> Assessment:
-    """The gate's decision on ``hits`` (best first) for ``question``."""
+           *, reranked: bool = False, ties: NameTies | None = None) -> Assessment:
+    """The gate's decision on ``hits`` (best first) for ``question``. ``ties``: the question's
+    names tied to hits written in another script (``cross_script.tie_names``)."""
     if not hits:
         return Assessment(True, "no hits")
     if not linked and not content_words(question):  # "^", "*", "AND", a bare "Who?"
@@ -110,9 +124,21 @@ def assess(question: str, hits: Sequence[Hit], linked: Sequence[LinkedEntity], g
     other_names = {le.surface: le.name for le in linked}
     missing = [n for n in question_names(question, linked)
                if not name_found(n, read) and not (n in other_names and name_found(other_names[n], read))]
+    ids = [h.chunk.id for h in top]
+    tied = [n for n in missing if ties is not None and ties.tied(n, ids)]
+    missing = [n for n in missing if n not in tied]
     names = question_names(question, linked)
-    out = Assessment(False, None, round(coverage, 3), None if best_dense is None else round(best_dense, 3), missing)
-    if missing:
+    out = Assessment(False, None, round(coverage, 3), None if best_dense is None else round(best_dense, 3), missing,
+                     tied_names=tied)
+    out.across = cross_script.across(question, top[0])
+    if out.across:  # words do not cross scripts: the language-neutral dense match decides
+        if "dense" in top[0].paths:
+            out.across_dense = round(top[0].paths["dense"].score, 3)
+        if out.across_dense is None or out.across_dense < CROSS_SCRIPT.min_dense_across:
+            out.abstain, out.reason = True, "weak dense match with a hit in another script"
+        else:  # the question, names and all, matched the hit: its names are there in the other script
+            out.tied_names, out.missing_names = [*tied, *missing], []
+    elif missing:
         out.abstain, out.reason = True, "a name in the question is in none of the top hits"
     elif _lone_path(top):
         out.abstain, out.reason = True, "the best hit was found by one retrieval path of several"

@@ -17,23 +17,55 @@ from dataclasses import dataclass, field
 
 from kgrag.config import RetrievalSettings
 from kgrag.retrieve.evidence import Placement, evidence_set, graph_has_structure
-from kgrag.retrieve.tuning import RANKING
+from kgrag.retrieve.tuning import CROSS_SCRIPT, RANKING
 from kgrag.retrieve.types import PathRank, PathResult, Query
+from kgrag.text.scripts import is_mainly_non_latin
 
 
 def rrf(
-    results: Sequence[PathResult], weights: Mapping[str, float], k: int
+    results: Sequence[PathResult], weights: Mapping[str, float], k: int,
+    imputed: Mapping[str, float] | None = None,
 ) -> list[tuple[str, float, dict[str, PathRank]]]:
     """(chunk id, fused score, {path: rank and score}) best first; ties broken by the best
-    single-path rank, then by id, so the order is deterministic."""
-    fused: dict[str, float] = {}
+    single-path rank, then by id, so the order is deterministic. ``imputed``: votes added for
+    chunks that paths blind to them could not give (``imputed_votes``)."""
+    fused: dict[str, float] = dict(imputed or {})
     ranks: dict[str, dict[str, PathRank]] = {}
     for result in results:
         weight = weights.get(result.name, 1.0)
         for rank, hit in enumerate(result.hits, start=1):
             fused[hit.id] = fused.get(hit.id, 0.0) + weight / (k + rank)
             ranks.setdefault(hit.id, {})[result.name] = PathRank(rank, hit.score)
-    return _ordered(fused, ranks)
+    return _ordered({cid: v for cid, v in fused.items() if cid in ranks}, ranks)
+
+
+def imputed_votes(results: Sequence[PathResult], weights: Mapping[str, float], k: int, question_non_latin: bool,
+                  non_latin: Mapping[str, bool], gap: float) -> dict[str, float]:
+    """Votes for the chunks written in another script than the question that the keyword and
+    graph paths did not rank: those paths match words and names as written, so a Chinese
+    passage is out of an English question's sight for them, not ranked low. Each such path
+    votes for such a chunk what it would give at the chunk's dense rank (the dense path's
+    multilingual space is the one that compares across scripts), when its dense similarity is
+    within ``gap`` of the best one of the question's own script (or above): an own-language
+    question keeps its own-language answer first. Without this, a question's own-language
+    distractors that two blind paths agree on outvote its answer in the other language
+    (xquad_xling_dev, docs/decisions.md). ``non_latin``: chunk id → written mainly outside the
+    Latin script, for the dense path's chunks."""
+    dense = next((r for r in results if r.name == "dense"), None)
+    if dense is None:
+        return {}
+    own = [h.score for h in dense.hits if non_latin.get(h.id, question_non_latin) == question_non_latin]
+    floor = (max(own) if own else float("-inf")) - gap
+    blind = [r for r in results if r.name.split("@")[0] in ("bm25", "graph")]
+    seen = {r.name: {h.id for h in r.hits} for r in blind}
+    out: dict[str, float] = {}
+    for rank, hit in enumerate(dense.hits, start=1):
+        if non_latin.get(hit.id, question_non_latin) == question_non_latin or hit.score < floor:
+            continue
+        for r in blind:
+            if hit.id not in seen[r.name]:
+                out[hit.id] = out.get(hit.id, 0.0) + weights.get(r.name, 1.0) / (k + rank)
+    return out
 
 
 def _ordered(fused: dict[str, float], ranks: dict[str, dict[str, PathRank]]) -> list[tuple[str, float, dict[str, PathRank]]]:
@@ -109,16 +141,26 @@ class Fusion:
 
 
 def fuse(results: Sequence[PathResult], query: Query, settings: RetrievalSettings,
-         names_in: Callable[[list[str]], dict[str, list[str]]] | None = None) -> Fusion:
+         names_in: Callable[[list[str]], dict[str, list[str]]] | None = None,
+         scripts_of: Callable[[list[str]], dict[str, bool]] | None = None) -> Fusion:
     """The fusion stage: per-question path weights → weighted RRF (or score fusion) → each
     trusted path's first hit kept in the head → the evidence set placed after the first
     ``evidence_set_after`` fused places. ``names_in`` (chunk ids → entity keys mentioned, e.g.
-    ``GraphStore.chunk_entities``) lets bridges follow what an entity's page names. Each rule
-    is measured in its own docstring."""
+    ``GraphStore.chunk_entities``) lets bridges follow what an entity's page names.
+    ``scripts_of`` (chunk ids → written mainly outside the Latin script; given when the dense
+    path compares across scripts) imputes the blind paths' votes for chunks in the question's
+    other script (``imputed_votes``). Each rule is measured in its own docstring."""
     weights, reasons = path_weights(results, settings)
     by_name = {r.name: r for r in results}
-    combine = score_fusion if settings.fusion == "score" else rrf
-    fused = combine(results, weights, settings.rrf_k)
+    if settings.fusion == "score":
+        fused = score_fusion(results, weights, settings.rrf_k)
+    else:
+        imputed = None
+        dense = by_name.get("dense")
+        if scripts_of is not None and dense is not None and dense.hits:
+            imputed = imputed_votes(results, weights, settings.rrf_k, is_mainly_non_latin(query.question),
+                                    scripts_of([h.id for h in dense.hits]), CROSS_SCRIPT.imputed_gap)
+        fused = rrf(results, weights, settings.rrf_k, imputed)
     trusted = [r for r in results if r.name not in reasons and r.keep_head]
     headed = keep_path_heads(fused, trusted, settings.keep_path_top)
     moved = _moved_heads(fused, trusted, settings.keep_path_top)

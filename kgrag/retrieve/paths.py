@@ -13,6 +13,7 @@ from collections.abc import Callable
 import numpy as np
 
 from kgrag.lexicon.titles import title_aliases
+from kgrag.models.base import SpaceQuery
 from kgrag.retrieve.phrases import holds, quoted_phrases, telling
 from kgrag.retrieve.tables import asked_column, has_column
 from kgrag.retrieve.tuning import GRAPH_WALK
@@ -20,6 +21,7 @@ from kgrag.retrieve.types import PathResult, Query, SeedWalk
 from kgrag.retrieve.walk_scores import Reached, top_rows
 from kgrag.retrieve.word_forms import content_words, held_share
 from kgrag.stores.base import ChunkIndex, GraphReader
+from kgrag.stores.filters import SearchFilter
 from kgrag.text.normalize import normalize_alias
 from kgrag.types import GraphPath, ScoredId
 
@@ -27,36 +29,46 @@ from kgrag.types import GraphPath, ScoredId
 class DensePath:
     """Chunks by cosine to the question, in each vector space the question searches.
 
-    ``query_vectors`` gives one vector per space (a plain embedder: one; the script-routed
-    default: MiniLM and e5 for an English question, e5 for a Chinese one). Each is searched on
-    its own; a chunk outside a space scores exactly 0 there and is dropped, scores are divided
-    back by ``score_scale`` into cosines, and the lists are merged on scores standardized per
-    list (two models' cosines are not comparable: e5's bunch in 0.7–0.9)."""
+    ``query_vectors`` gives one query per space (a plain embedder: one vector; the script-routed
+    default: MiniLM and e5 for an English question, e5 for a Chinese one, as ``SpaceQuery``
+    records saying how to read the index's scores). Each is searched on its own; a chunk
+    outside a space scores exactly its ``outside`` value there and is dropped, scores are read
+    back into the model's similarity, and the lists are merged on scores standardized per list
+    (two models' cosines are not comparable: e5's bunch in 0.7–0.9)."""
 
     name = "dense"
 
-    def __init__(self, index: ChunkIndex, query_vectors: Callable[..., list[np.ndarray]],
-                 score_scale: float = 1.0, spaces: bool = False):
+    def __init__(self, index: ChunkIndex, query_vectors: Callable[..., list[SpaceQuery]], spaces: bool = False):
         """``spaces``: ``query_vectors`` takes the index's ``holds_dense_columns`` and embeds
         only the spaces it holds (``CorpusEmbedder.query_vectors``)."""
         self.index = index
         self.query_vectors = query_vectors
-        self.score_scale = score_scale
         self.spaces = spaces
 
     def search(self, query: Query, k: int) -> PathResult:
         t = time.perf_counter()
+        queries = self._queries(query.question)
+        if len(queries) == 1 and queries[0][1:4] == (1.0, 0.0, 0.0):
+            return PathResult(self.name, self.index.search_dense(queries[0].vector, k, query.filters), ms=_ms(t))
+        return PathResult(self.name, self._search(queries, k, query.filters), ms=_ms(t))
+
+    def nearest_across_languages(self, text: str, k: int, filters: SearchFilter | None = None) -> list[ScoredId]:
+        """The chunks nearest ``text`` alone in the spaces that read every language (none when
+        the embedder has no such space): where a name of a question is written in the other
+        script (``kgrag.retrieve.cross_script``)."""
+        return self._search([q for q in self._queries(text) if q.multilingual], k, filters)
+
+    def _queries(self, text: str) -> list[SpaceQuery]:
         if self.spaces:
-            vectors = self.query_vectors(query.question, self.index.holds_dense_columns)
-        else:
-            vectors = self.query_vectors(query.question)
-        if len(vectors) == 1 and self.score_scale == 1.0:
-            return PathResult(self.name, self.index.search_dense(vectors[0], k, query.filters), ms=_ms(t))
+            return self.query_vectors(text, self.index.holds_dense_columns)
+        return self.query_vectors(text)
+
+    def _search(self, queries: list[SpaceQuery], k: int, filters: SearchFilter | None) -> list[ScoredId]:
         lists = []
-        for vector in vectors:
-            hits = self.index.search_dense(vector, k, query.filters)
-            lists.append([ScoredId(h.id, h.score * self.score_scale) for h in hits if abs(h.score) > 1e-6])
-        return PathResult(self.name, _merge_standardized(lists, k), ms=_ms(t))
+        for q in queries:
+            hits = self.index.search_dense(q.vector, k, filters)
+            lists.append([ScoredId(h.id, h.score * q.scale + q.shift) for h in hits if abs(h.score - q.outside) > 1e-6])
+        return _merge_standardized(lists, k)
 
 
 def _merge_standardized(lists: list[list[ScoredId]], k: int) -> list[ScoredId]:

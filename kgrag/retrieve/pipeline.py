@@ -14,11 +14,12 @@ from concurrent.futures import ThreadPoolExecutor
 
 from kgrag.config import RetrievalSettings
 from kgrag.errors import InputError
-from kgrag.models.base import CorpusEmbedder, Embedder, Reranker
+from kgrag.models.base import CorpusEmbedder, Embedder, Reranker, SpaceQuery
 from kgrag.retrieve.abstain import assess, gate_settings
 from kgrag.retrieve.acronyms import letter_parts
 from kgrag.retrieve.cited_neighbour import open_with_cited
 from kgrag.retrieve.constraints import CatalogCache, merge_filters
+from kgrag.retrieve.cross_script import tie_names
 from kgrag.retrieve.followup import complete
 from kgrag.retrieve.fusion import Fusion, fuse
 from kgrag.retrieve.iterate import EntityFeedbackDriver, IterationDriver, RoundPlan, run_rounds
@@ -27,7 +28,7 @@ from kgrag.retrieve.llm_rewrites import REWRITES, QueryLLM, parse_rewrites, run_
 from kgrag.retrieve.paths import DensePath, GraphWalkPath, KeywordPath
 from kgrag.retrieve.postprocess import drop_overlapping, expand_parents, fused_hits
 from kgrag.retrieve.recency import Recency, prefer_recent
-from kgrag.retrieve.tuning import RANKING
+from kgrag.retrieve.tuning import CROSS_SCRIPT, RANKING
 from kgrag.retrieve.types import (
     PATHS,
     Completion,
@@ -35,6 +36,7 @@ from kgrag.retrieve.types import (
     Hit,
     Iteration,
     LinkedEntity,
+    NameTies,
     PathResult,
     Query,
     RetrievalPath,
@@ -43,9 +45,10 @@ from kgrag.retrieve.types import (
     Understanding,
 )
 from kgrag.retrieve.understand import small_talk_reply, split_topic, understand
+from kgrag.retrieve.word_forms import HitText, name_found, question_names
 from kgrag.stores.base import ChunkIndex, GraphReader
 from kgrag.stores.filters import SearchFilter
-from kgrag.text.scripts import has_han
+from kgrag.text.scripts import has_han, is_mainly_non_latin
 from kgrag.types import GraphPath, Turn
 
 
@@ -57,8 +60,9 @@ class RetrievalError(InputError):
 
 def _dense_path(chunk_index: ChunkIndex, embedder: Embedder) -> DensePath:
     if isinstance(embedder, CorpusEmbedder):
-        return DensePath(chunk_index, embedder.query_vectors, embedder.score_scale, spaces=True)
-    return DensePath(chunk_index, lambda q: [embedder.embed_queries([q])[0]])
+        return DensePath(chunk_index, embedder.query_vectors, spaces=True)
+    return DensePath(chunk_index, lambda q: [SpaceQuery(embedder.embed_queries([q])[0],
+                                                        multilingual=embedder.multilingual)])
 
 
 class Retriever:
@@ -165,7 +169,7 @@ class Retriever:
             timings["rewrite"] = _ms(t)
 
         t = time.perf_counter()
-        fusion = fuse(results, query, s, names_in=self.graph.chunk_entities)
+        fusion = fuse(results, query, s, names_in=self.graph.chunk_entities, scripts_of=self._scripts_of())
         timings["fusion"] = _ms(t)
         iteration = None
         if (s.iterate if iterate is None else iterate) and "graph" in query.modes:
@@ -200,7 +204,10 @@ class Retriever:
             t = time.perf_counter()
             expand_parents(self.chunk_index, hits)
             timings["parents"] = _ms(t)
-        gate = assess(question, hits, query.linked, gate_settings(s), reranked=reranker_name is not None)
+        t = time.perf_counter()
+        ties = self._name_ties(query, hits[: RANKING.gate_depth])
+        gate = assess(question, hits, query.linked, gate_settings(s), reranked=reranker_name is not None, ties=ties)
+        timings["gate"] = _ms(t)
         below = gate.abstain
         if s.min_score is not None and reranker_name is not None:
             hits = [h for h in hits if h.score >= s.min_score]
@@ -209,7 +216,7 @@ class Retriever:
         return RetrievalResult(query, hits, reranker_name, timings, below_threshold=below, gate=gate.to_dict(),
                                path_weights=fusion.weights, weight_reasons=fusion.reasons,
                                evidence_set=[p.chunk_id for p in fusion.evidence], iteration=iteration,
-                               rewriting=rewriting)
+                               rewriting=rewriting, name_ties=ties)
 
     def new_query(
         self, question: str, *, top_k: int | None = None, filters: SearchFilter | None = None,
@@ -320,7 +327,7 @@ class Retriever:
             return self._exclude(query, added)
 
         def fuse_all(all_results: list[PathResult], q: Query) -> Fusion:
-            return fuse(all_results, q, s, names_in=self.graph.chunk_entities)
+            return fuse(all_results, q, s, names_in=self.graph.chunk_entities, scripts_of=self._scripts_of())
 
         budget_ms = s.iterate_llm_ms if driver.name == "llm" else s.iterate_ms
         return run_rounds(driver, query, results, fusion, search, fuse_all,
@@ -380,6 +387,34 @@ class Retriever:
         linked = {le.key for le in query.linked} | (query.exclusion.entities if query.exclusion else set())
         keys = [k for cid in top for k in by_chunk.get(cid, []) if k not in linked]
         return list(dict.fromkeys(keys))
+
+    def _scripts_of(self) -> Callable[[list[str]], dict[str, bool]] | None:
+        """Chunk ids → written mainly outside the Latin script, for fusion to impute the blind
+        paths' votes across scripts; None when the dense path cannot compare across scripts (an
+        English-only embedder)."""
+        if not self.embedder.multilingual:
+            return None
+        return lambda ids: {c.id: is_mainly_non_latin(c.text) for c in self.chunk_index.get(ids)}
+
+    def _name_ties(self, query: Query, top: list[Hit]) -> NameTies:
+        """The question's names that no top hit writes, tied to top hits in another script by the
+        graph or the embedder (``kgrag.retrieve.cross_script``): what the gate reads."""
+        read = [HitText(h) for h in top]
+        names = [n for n in question_names(query.question, query.linked) if not name_found(n, read)]
+        if not names or not top:
+            return NameTies()
+        dense = self.paths["dense"]
+
+        def nearest(name: str) -> list[str]:
+            """The chunks in the other script than ``name`` nearest it alone, the first
+            ``name_neighbours`` of them."""
+            assert isinstance(dense, DensePath)
+            found = [h.id for h in dense.nearest_across_languages(name, self.settings.candidates, query.filters)]
+            script = is_mainly_non_latin(name)
+            other = {c.id for c in self.chunk_index.get(found) if is_mainly_non_latin(c.text) != script}
+            return [cid for cid in found if cid in other][: CROSS_SCRIPT.name_neighbours]
+
+        return tie_names(names, top, query.linked, self.graph, nearest if "dense" in query.modes else None)
 
     def _default_recency(self) -> Recency | None:
         s = self.settings

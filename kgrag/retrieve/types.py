@@ -4,7 +4,7 @@ what each stage decided, as the trace shows them."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -337,6 +337,21 @@ class Hit:
         return self.parent or self.chunk
 
 
+@dataclass(frozen=True)
+class NameTies:
+    """question name → ids of the chunks written in another script that the name is tied to
+    (``kgrag.retrieve.cross_script``), and how each tie was made ("graph" or "embedder")."""
+
+    by_name: dict[str, frozenset[str]] = field(default_factory=dict)
+    how: dict[str, str] = field(default_factory=dict)
+
+    def tied(self, name: str, chunk_ids: Collection[str]) -> bool:
+        return not self.by_name.get(name, frozenset()).isdisjoint(chunk_ids)
+
+    def to_dict(self) -> dict[str, object]:
+        return {name: {"chunks": sorted(ids), "by": self.how.get(name)} for name, ids in self.by_name.items() if ids}
+
+
 @dataclass
 class RetrievalResult:
     query: Query
@@ -359,6 +374,8 @@ class RetrievalResult:
     # Options of the request that ran degraded, each saying which setting was missing
     # (kgrag.request_options).
     warnings: list[str] = field(default_factory=list)
+    # The question's names tied to hits written in another script (kgrag.retrieve.cross_script).
+    name_ties: NameTies | None = None
 
     @property
     def llm_calls(self) -> int:

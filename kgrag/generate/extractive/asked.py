@@ -13,8 +13,12 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
+from typing import Protocol
+
+import numpy as np
 
 from kgrag.generate.extractive.asks import ask_of
 from kgrag.generate.extractive.question_setting import setting_terms
@@ -62,6 +66,12 @@ def _names_a_place(word: str) -> bool:
     return bool(asks_by_position(word) or asked_direction(word) or _LAST.search(word) or _FIRST.search(word))
 
 
+class Meaning(Protocol):
+    """Language-neutral similarity of a question and texts (``kgrag.models.meaning``)."""
+
+    def similarities(self, question: str, texts: Sequence[str]) -> np.ndarray: ...
+
+
 @dataclass(frozen=True)
 class Asked:
     """One question as the extractive answerers read it.
@@ -72,7 +82,8 @@ class Asked:
     the day it is asked on; ``whole_sources``: how many of the first sources an answerer may
     read whole rather than their prompt window (``llm.extractive_whole_sources``);
     ``understanding``: what retrieval's rules decided about the question (None when asked
-    without retrieval)."""
+    without retrieval); ``meaning``: how close a sentence is to the question in meaning, in any
+    language (None: words alone)."""
 
     question: str
     today: dt.date
@@ -80,6 +91,7 @@ class Asked:
     position: PositionAsked | None = None
     whole_sources: int = 0
     understanding: Understanding | None = field(default=None, compare=False)
+    meaning: Meaning | None = field(default=None, compare=False)
 
     def about(self, question: str, names: tuple[str, ...] = ()) -> Asked:
         """Another question asked on the same day (a hop's: "Where was Peter Godfrey born?")."""

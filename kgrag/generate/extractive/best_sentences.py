@@ -19,7 +19,11 @@ rules"):
   (its title: "professor at Moscow State University"), that source's best sentence for the
   rest of the question is added ("It was founded in 1755 by Mikhail Lomonosov");
 - the answer leads with the best sentence holding the asked kind (``_answer_first``), not the
-  bridge sentence its higher-ranked source puts first in reading order.
+  bridge sentence its higher-ranked source puts first in reading order;
+- across languages (``_by_meaning``): a sentence in another script than the question shares
+  almost no word with it, so with a multilingual model at hand (``Asked.meaning``) the best of
+  the first sources' sentences in the other script is weighed by meaning against the best
+  sentences of the question's own script, and quoted when it means more.
 """
 
 from __future__ import annotations
@@ -35,12 +39,13 @@ from kgrag.generate.extractive.asked import Asked
 from kgrag.generate.extractive.asks import fits
 from kgrag.generate.extractive.heading_name import heading_answer
 from kgrag.generate.extractive.sections import heading_levels
+from kgrag.generate.extractive.tuning import ACROSS_LANGUAGES
 from kgrag.generate.sentences import Sentence, answer_text, plain, readable_cells, row_text, terms
 from kgrag.generate.tuning import EXTRACTIVE
 from kgrag.generate.types import Source
 from kgrag.text.markdown_tables import TableLine, table_lines
 from kgrag.text.patterns import BRACKETED, PERSONAL_PRONOUNS_EN, SENTENCE_END_CHARS
-from kgrag.text.scripts import has_han, is_no_space_char
+from kgrag.text.scripts import has_han, is_mainly_non_latin, is_no_space_char
 
 # Sentences picked for holding the asked kind of answer (beyond their words): a method may take
 # several ("倍增法…", "Tarjan…"), a date or an amount one ("renamed in 1940" is no second founding).
@@ -91,6 +96,9 @@ def choose(asked: Asked, sources: Sequence[Source]) -> list[Pick]:
         c.score *= _cue_factor(c, kind, chinese, name_terms, query, asked.terms)
     _lift_answers_of_the_asked_kind(candidates, kind)
     best = max(candidates, key=lambda c: c.score)
+    across = _by_meaning(asked, candidates)
+    if across is not None:
+        return across
     if best.score == 0.0:
         return [_lead_sentence(candidates)]
     picked: list[Pick] = []
@@ -124,6 +132,33 @@ def choose(asked: Asked, sources: Sequence[Source]) -> list[Pick]:
         ordered = _proper_first(ordered, {t: w for t, w in weights.items() if t not in setting})
     reached = bridge if bridge is not None else _reached(picked, question)
     return _whom(_bridge_first(ordered, reached, question, kind) if reached is not None else ordered)
+
+
+def _by_meaning(asked: Asked, candidates: list[Pick]) -> list[Pick] | None:
+    """The answer quoted from sentences in another script than the question, when one of them
+    means more than the question's own-script rivals: the best sentences of the first
+    ``ACROSS_LANGUAGES.sources`` sources in the other script, and the best ``rivals`` of the
+    question's script by words, all scored by the multilingual model's language-neutral
+    similarity (less ``rank_penalty`` per source rank). None: words decide, as without a model."""
+    tuned = ACROSS_LANGUAGES
+    if asked.meaning is None:
+        return None
+    own = is_mainly_non_latin(asked.question)
+    other = [c for c in candidates if c.source.n <= tuned.sources and is_mainly_non_latin(c.body) != own]
+    if not other:
+        return None
+    rivals = sorted((c for c in candidates if is_mainly_non_latin(c.body) == own and c.score > 0),
+                    key=lambda c: -c.score)[: tuned.rivals]
+    sims = asked.meaning.similarities(asked.question, [c.body for c in [*other, *rivals]]).tolist()
+    meant = [s - tuned.rank_penalty * (c.source.n - 1) for c, s in zip([*other, *rivals], sims, strict=True)]
+    best = max(range(len(other)), key=lambda i: meant[i])
+    if rivals and meant[best] < max(meant[len(other):]) + tuned.margin:
+        return None
+    picked = [other[best]]
+    second = max((i for i in range(len(other)) if i != best), key=lambda i: meant[i], default=None)
+    if second is not None and meant[second] >= meant[best] - tuned.second_within:
+        picked.append(other[second])
+    return sorted(picked, key=lambda c: (c.source.n, c.sentence.start))
 
 
 def _proper_first(ordered: list[Pick], proper: dict[str, float]) -> list[Pick]:

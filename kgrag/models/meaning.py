@@ -1,0 +1,49 @@
+"""How close two texts are in meaning, whatever their languages: the multilingual model's cosine
+with each side's language mean taken out (``kgrag.models.language_means``).
+
+The extractive answerer reads it to pick a sentence written in another language than the
+question (words shared across Chinese and English are few: a number, a Latin name), and the
+abstention gate's name ties (``kgrag.retrieve.name_ties``) to tell whether a name of the
+question is what a passage in the other script is about.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from kgrag.models.base import Embedder
+from kgrag.models.language_means import LanguageMeans
+from kgrag.text.scripts import is_mainly_non_latin
+
+
+class CrossLingualMeaning:
+    """Language-neutral similarity from a multilingual embedder (built on first use)."""
+
+    def __init__(self, model: Callable[[], Embedder], means: LanguageMeans):
+        self._model_factory = model
+        self._model: Embedder | None = None
+        self._lock = threading.Lock()
+        self.means = means
+
+    @property
+    def model(self) -> Embedder:
+        if self._model is None:
+            with self._lock:
+                if self._model is None:
+                    self._model = self._model_factory()
+        return self._model
+
+    def similarities(self, question: str, texts: Sequence[str]) -> np.ndarray:
+        """``(q − m_q)·(p − m_p) + q·m_q`` for each text p (a passage of the question): ranks texts
+        of both languages on one scale, where the question's cosine with its own language's
+        texts would sit on average, as the dense path reads its e5 scores."""
+        if not texts:
+            return np.zeros(0, dtype=np.float32)
+        q = self.model.embed_queries([question])[0]
+        passages = self.model.embed_passages(list(texts))
+        mine = self.means.of(is_mainly_non_latin(question))
+        theirs = np.stack([self.means.of(is_mainly_non_latin(t)) for t in texts])
+        return (passages - theirs) @ (q - mine) + float(q @ mine)

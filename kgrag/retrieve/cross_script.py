@@ -1,0 +1,83 @@
+"""Signals for a question answered from text in another script (an English question, a Chinese
+passage, or the reverse), read by the abstention gate (``kgrag.retrieve.abstain``).
+
+Words do not cross scripts: "How long is the Guangzhou–Maoming railway?" shares no word with
+"广茂铁路……全长364.6公里", so the gate's word signals (coverage, a name of the question missing
+from every top hit) would refuse every such question. Two signals stand in for them:
+
+- ``across``: the best hit is written in another script than the question, so its words say
+  nothing; only the dense path's language-neutral similarity can vouch for it.
+- ``NameTies``: a name of the question is *tied* to a hit written in another script when the
+  graph knows the name in the hit's script (an entity linked from the name has an alias there —
+  "LCA" / "最近公共祖先" — that the hit writes), or when the multilingual embedder finds the hit
+  among the passages nearest the name alone (``Retriever`` searches the dense path with it).
+  A tied name is not missing from the hits.
+
+Both are plain values a fitted gate can read as features; the retrieval pipeline computes the
+ties (it holds the graph and the dense path) and hands them to the gate with the hits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from kgrag.retrieve.types import Hit, LinkedEntity, NameTies
+from kgrag.stores.base import GraphReader
+from kgrag.text.normalize import fold_marks as fold
+from kgrag.text.scripts import is_mainly_non_latin
+
+
+def hit_script(hit: Hit) -> bool:
+    """Whether the hit is written mainly outside the Latin script (its chunk's text)."""
+    return is_mainly_non_latin(hit.chunk.text)
+
+
+def across(question: str, hit: Hit) -> bool:
+    """The hit is written in another script than the question (mainly non-Latin or not)."""
+    return is_mainly_non_latin(question) != hit_script(hit)
+
+
+def tie_names(names: Sequence[str], hits: Sequence[Hit], linked: Sequence[LinkedEntity], graph: GraphReader,
+              nearest: Callable[[str], list[str]] | None) -> NameTies:
+    """The ties of ``names`` to the ``hits`` written in another script than each name; a name
+    inside a tied one is tied where it is. ``nearest``: the ids of the chunks in the other script
+    nearest a name alone on the dense path (None: no embedder ties)."""
+    by_name: dict[str, frozenset[str]] = {}
+    how: dict[str, str] = {}
+    for name in sorted(dict.fromkeys(names), key=len, reverse=True):  # "Jared Allen" before "Jared"
+        within = [n for n in by_name if fold(name) in fold(n)]
+        if within:
+            by_name[name], how[name] = frozenset().union(*(by_name[n] for n in within)), how[within[0]]
+            continue
+        script = is_mainly_non_latin(name)
+        others = [h for h in hits if hit_script(h) != script]
+        if not others:
+            continue
+        forms = _other_script_names(name, script, linked, graph)
+        tied = {h.chunk.id for h in others if any(f in _folded(h) for f in forms)}
+        if tied:
+            by_name[name], how[name] = frozenset(tied), "graph"
+        elif nearest is not None:
+            near = set(nearest(name))
+            tied = {h.chunk.id for h in others if h.chunk.id in near}
+            if tied:
+                by_name[name], how[name] = frozenset(tied), "embedder"
+    return NameTies(by_name, how)
+
+
+def _other_script_names(name: str, script: bool, linked: Sequence[LinkedEntity], graph: GraphReader) -> list[str]:
+    """Folded names, in the other script, of the entities linked from ``name``."""
+    forms: list[str] = []
+    for le in linked:
+        if fold(le.surface) != fold(name):
+            continue
+        entity = graph.get_entity(le.key)
+        if entity is None:
+            continue
+        forms += [fold(f) for f in [entity.name, *entity.aliases] if f.strip() and is_mainly_non_latin(f) != script]
+    return list(dict.fromkeys(forms))
+
+
+def _folded(hit: Hit) -> str:
+    text = f"{hit.chunk.headed_text}\n{hit.parent.text}" if hit.parent else hit.chunk.headed_text
+    return fold(text)

@@ -1,0 +1,106 @@
+"""Questions answered across languages, with the shipped models on the bundled demo corpus (its
+Chinese pages say nothing in English, its English pages nothing in Chinese): an English question
+reaches a Chinese-only passage and the reverse, the extractive answer quotes the other
+language's sentence, and a name written in the other script does not trip the abstention gate.
+Each fails without its part: the dense path's language offsets (``models.language_means``), the
+blind paths' imputed votes (``fusion.imputed_votes``), the answerer's meaning scores
+(``best_sentences._by_meaning``) and the gate's name ties (``retrieve.cross_script``)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from kgrag.retrieve.abstain import GateSettings, assess
+from kgrag.retrieve.types import NameTies, Query
+
+RAILWAY = "How long is the Guangzhou–Maoming railway?"  # 广茂铁路: its length is written only in Chinese
+FILM = "黑皮书这部电影的导演是谁？"  # Black Book (film): an English page
+ROLE = "What is the maximum length of a custom role name?"  # the permission guide says it in Chinese
+
+
+def _doc(hit) -> str:
+    return f"{hit.chunk.doc_id} {hit.chunk.title}"
+
+
+def test_an_english_question_retrieves_a_chinese_only_passage(demo_kb):
+    result = demo_kb.retriever.retrieve(RAILWAY)
+    assert any("广茂铁路" in h.chunk.title for h in result.hits[:3]), [_doc(h) for h in result.hits[:5]]
+
+
+def test_a_chinese_question_retrieves_an_english_only_passage(demo_kb):
+    result = demo_kb.retriever.retrieve(FILM)
+    assert any(h.chunk.title == "Black Book (film)" for h in result.hits[:3]), [_doc(h) for h in result.hits[:5]]
+
+
+def test_the_language_offsets_bring_the_other_language_up_on_the_dense_path(demo_kb):
+    """Without the language means the e5 query ranks passages of its own language first: the
+    Chinese railway page falls behind English ones for the English question."""
+    dense = demo_kb.retriever.paths["dense"]
+    embedder = demo_kb.embedder
+    found = dense.search(Query(RAILWAY), 5).hits
+    assert any("DEV_2" in h.id for h in found[:2]), [h.id for h in found]
+    means, embedder.language_means = embedder.language_means, None
+    try:
+        plain = dense.search(Query(RAILWAY), 5).hits
+    finally:
+        embedder.language_means = means
+    assert not any("DEV_2" in h.id for h in plain[:2]), [h.id for h in plain]
+
+
+def test_an_extractive_answer_quotes_the_other_languages_sentence(demo_kb):
+    answer = demo_kb.generator.answer_to(ROLE, demo_kb.retriever.retrieve(ROLE))
+    assert answer.mode == "extractive" and not answer.abstained
+    assert "长度不超过 64 个字符" in answer.text and "def " not in answer.text, answer.text
+    assert answer.citations and answer.citations[0].source.endswith("permission_guide.md")
+    railway = demo_kb.generator.answer_to(RAILWAY, demo_kb.retriever.retrieve(RAILWAY))
+    assert not railway.abstained and "364.6" in railway.text, railway.text
+    film = demo_kb.generator.answer_to(FILM, demo_kb.retriever.retrieve(FILM))
+    assert not film.abstained and "Paul Verhoeven" in film.text, film.text
+
+
+def test_without_meaning_the_answer_keeps_to_words(demo_kb):
+    """The meaning scores are what picks the Chinese sentence: without them the English words
+    ("role", "name") pick an English line of the guide."""
+    generator = demo_kb.generator
+    meaning, generator.meaning = generator.meaning, None
+    try:
+        answer = generator.answer_to(ROLE, demo_kb.retriever.retrieve(ROLE))
+    finally:
+        generator.meaning = meaning
+    assert "长度不超过 64 个字符" not in answer.text
+
+
+def test_a_cross_script_name_does_not_trip_the_gate(demo_kb):
+    result = demo_kb.retriever.retrieve(RAILWAY)
+    assert not result.below_threshold, result.gate
+    assert "Guangzhou–Maoming" in result.gate["tied_names"] and not result.gate["missing_names"], result.gate
+    assert result.name_ties is not None and result.name_ties.how["Guangzhou–Maoming"] in ("graph", "embedder")
+    # The same hits without the tie: the name is in none of them, and the gate refuses.
+    untied = assess(RAILWAY, result.hits, result.query.linked, GateSettings())
+    assert untied.abstain and untied.reason == "a name in the question is in none of the top hits"
+    assert not assess(RAILWAY, result.hits, result.query.linked, GateSettings(), ties=result.name_ties).abstain
+
+
+@pytest.mark.parametrize("question", [
+    "How long is the Trans-Siberian railway?",  # no page on it, in either language
+    "西伯利亚大铁路有多长？",
+])
+def test_a_question_on_something_absent_in_both_languages_is_still_declined(demo_kb, question):
+    result = demo_kb.retriever.retrieve(question)
+    assert result.below_threshold, (result.gate, [_doc(h) for h in result.hits[:3]])
+
+
+def test_name_ties_are_only_across_scripts():
+    ties = NameTies({"Guangzhou–Maoming": frozenset({"a#c0"})}, {"Guangzhou–Maoming": "embedder"})
+    assert ties.tied("Guangzhou–Maoming", ["b#c0", "a#c0"]) and not ties.tied("Guangzhou–Maoming", ["b#c0"])
+    assert not ties.tied("Maoming", ["a#c0"])
+    assert ties.to_dict() == {"Guangzhou–Maoming": {"chunks": ["a#c0"], "by": "embedder"}}
+
+
+def test_meaning_ranks_the_answer_sentence_in_either_language(demo_kb):
+    meaning = demo_kb.generator.meaning
+    assert meaning is not None
+    sims = meaning.similarities(ROLE, ["自定义角色的名称必须唯一，长度不超过 64 个字符。",
+                                       "调用成功返回 204。", "Auditors typically export logs once a quarter."])
+    assert int(np.argmax(sims)) == 0, sims
