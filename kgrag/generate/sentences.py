@@ -43,6 +43,27 @@ _ASKED = re.compile(rf"^{_EMPHASIS}(?:问|问题|Q|Question)\s*[:：]", re.I)
 _ANSWERED = re.compile(rf"^{_EMPHASIS}(?:答|回答|A|Answer)\s*[:：]\s*", re.I)
 
 
+# A line of code: a statement keyword opening it, a call standing alone, an assignment, a prompt.
+_CODE_LINE = re.compile(
+    r"^(?:def\s+\w+\s*\(|class\s+\w+\s*[(:{]|import\s+[\w.]+\s*;?$|from\s+[\w.]+\s+import\s|"
+    r"(?:const|let|var)\s+\w+\s*=|function\s*\w*\s*\(|#include\s*[<\"])"
+    r"|^[A-Za-z_$][\w.$]*\(.*\)\s*;?$"
+    r"|^[A-Za-z_$][\w.$\[\]\"']*\s*(?:=|\+=|-=|:=)\s*\S[^。！？]*$"
+    r"|^(?:\$|>>>)\s"
+)
+_FENCE_LINE = re.compile(r"^[ \t]*(?:```|~~~)", re.MULTILINE)
+
+
+def is_code(text: str, start: int, sentence: str) -> bool:
+    """Whether the sentence at ``start`` of ``text`` is code, not prose: inside a fenced block
+    (an odd number of fence lines before it), or a line of code standing alone — a definition or
+    import opening it ("def f(x):", "import requests"), a call ("assign_role(\"…\")"), an
+    assignment ("timeout = 10"), a shell prompt."""
+    if len(_FENCE_LINE.findall(text, 0, start)) % 2 == 1:
+        return True
+    return _CODE_LINE.match(sentence.strip()) is not None
+
+
 @dataclass(frozen=True)
 class Sentence:
     start: int  # span in the text that was split (whitespace trimmed)

@@ -10,6 +10,7 @@ question is what a passage in the other script is about.
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -17,6 +18,10 @@ import numpy as np
 from kgrag.models.base import Embedder
 from kgrag.models.language_means import LanguageMeans
 from kgrag.text.scripts import is_mainly_non_latin
+
+# Sentence vectors kept (~1.5 kB each): answers quote the same passages question after question,
+# and e5 embeds ~60 sentences a second here.
+CACHED_SENTENCES = 8192
 
 
 class CrossLingualMeaning:
@@ -26,6 +31,8 @@ class CrossLingualMeaning:
         self._model_factory = model
         self._model: Embedder | None = None
         self._lock = threading.Lock()
+        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._cache_lock = threading.Lock()
         self.means = means
 
     @property
@@ -43,7 +50,29 @@ class CrossLingualMeaning:
         if not texts:
             return np.zeros(0, dtype=np.float32)
         q = self.model.embed_queries([question])[0]
-        passages = self.model.embed_passages(list(texts))
+        passages = self._passages(list(texts))
         mine = self.means.of(is_mainly_non_latin(question))
         theirs = np.stack([self.means.of(is_mainly_non_latin(t)) for t in texts])
         return (passages - theirs) @ (q - mine) + float(q @ mine)
+
+    def _passages(self, texts: list[str]) -> np.ndarray:
+        """``embed_passages`` of ``texts``, each text embedded once (``CACHED_SENTENCES``)."""
+        with self._cache_lock:
+            missing = list(dict.fromkeys(t for t in texts if t not in self._cache))
+        if missing:
+            vectors = self.model.embed_passages(missing)
+            with self._cache_lock:
+                for text, vector in zip(missing, vectors, strict=True):
+                    self._cache[text] = vector
+                while len(self._cache) > CACHED_SENTENCES:
+                    self._cache.popitem(last=False)
+        with self._cache_lock:
+            out = []
+            for text in texts:
+                vector = self._cache.get(text)
+                if vector is None:  # evicted meanwhile by another thread's batch
+                    vector = self.model.embed_passages([text])[0]
+                else:
+                    self._cache.move_to_end(text)
+                out.append(vector)
+        return np.stack(out)

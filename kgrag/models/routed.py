@@ -159,7 +159,12 @@ class ScriptRoutedEmbedder:
         if holds(ml):
             vector = self.multilingual_model.embed_queries([question])[0]
             if bilingual and self.language_means is not None:
-                queries.append(self._across_languages(vector, non_latin, self.language_means))
+                # Passages of the question's own script by plain cosine (taking the means out
+                # reorders them too, for the worse: rgb_zh_dev200, docs/decisions.md), the other
+                # script's through the language offsets, on one scale.
+                queries.append(self._plain(vector, self._fast_dim)._replace(multilingual=True, rows=non_latin))
+                queries.append(self._across_languages(vector, non_latin, self.language_means)
+                               ._replace(rows=not non_latin, joins=True))
             else:
                 queries.append(self._plain(vector, self._fast_dim)._replace(multilingual=True))
         return queries

@@ -17,8 +17,9 @@ Signals, read from the top ``RANKING.gate_depth`` hits:
   (``kgrag.retrieve.cross_script``). Its words cannot cover the question's, so the word signals
   (coverage, missing names, the lone path: only the dense path sees across scripts) give way to
   the dense path's language-neutral similarity of that hit (``across_dense``): under
-  ``min_dense_across`` the gate abstains, at or above it the question's names count as found in
-  the other script. A name of the question that no top hit writes is not missing either when it
+  ``min_dense_across`` the gate abstains — unless a name of the question is tied to that hit by
+  the graph or by its pinyin (``cross_script.STRONG``) — at or above it the question's names count
+  as found in the other script. A name of the question that no top hit writes is not missing either when it
   is tied to a top hit in another script by the graph or the embedder (``NameTies``).
   Replayed on xquad_xling_dev's tuning half (docs/decisions.md): the whole question's match
   tells a present answer from a removed one better than the names alone do.
@@ -134,7 +135,9 @@ def assess(question: str, hits: Sequence[Hit], linked: Sequence[LinkedEntity], g
     if out.across:  # words do not cross scripts: the language-neutral dense match decides
         if "dense" in top[0].paths:
             out.across_dense = round(top[0].paths["dense"].score, 3)
-        if out.across_dense is None or out.across_dense < CROSS_SCRIPT.min_dense_across:
+        vouched = ties is not None and any(ties.how.get(n) in cross_script.STRONG and ties.tied(n, ids)
+                                           for n in tied)
+        if not vouched and (out.across_dense is None or out.across_dense < CROSS_SCRIPT.min_dense_across):
             out.abstain, out.reason = True, "weak dense match with a hit in another script"
         else:  # the question, names and all, matched the hit: its names are there in the other script
             out.tied_names, out.missing_names = [*tied, *missing], []

@@ -9,9 +9,13 @@ from every top hit) would refuse every such question. Two signals stand in for t
   nothing; only the dense path's language-neutral similarity can vouch for it.
 - ``NameTies``: a name of the question is *tied* to a hit written in another script when the
   graph knows the name in the hit's script (an entity linked from the name has an alias there —
-  "LCA" / "最近公共祖先" — that the hit writes), or when the multilingual embedder finds the hit
-  among the passages nearest the name alone (``Retriever`` searches the dense path with it).
-  A tied name is not missing from the hits.
+  "LCA" / "最近公共祖先" — that the hit writes); when the name is the hit's Chinese written in
+  pinyin (``transliterated``: "Guangzhou–Maoming" and a passage naming 广州 and 茂名); or, weakest,
+  when the multilingual embedder finds the hit among the passages nearest the name alone
+  (``Retriever`` searches the dense path with it). A tied name is not missing from the hits.
+  The first two are evidence that the hit is about the name (``STRONG``); the embedder's tie is
+  not — multilingual-e5-small puts "Trans-Siberian" as near a page on another railway as
+  "Guangzhou–Maoming" is to its own page.
 
 Both are plain values a fitted gate can read as features; the retrieval pipeline computes the
 ties (it holds the graph and the dense path) and hands them to the gate with the hits.
@@ -19,12 +23,18 @@ ties (it holds the graph and the dense path) and hands them to the gate with the
 
 from __future__ import annotations
 
+import functools
+import re
 from collections.abc import Callable, Sequence
 
 from kgrag.retrieve.types import Hit, LinkedEntity, NameTies
 from kgrag.stores.base import GraphReader
 from kgrag.text.normalize import fold_marks as fold
-from kgrag.text.scripts import is_mainly_non_latin
+from kgrag.text.scripts import HAN_RUN, is_mainly_non_latin
+
+STRONG = frozenset({"graph", "transliteration"})  # ties that say the hit is about the name
+_LATIN_LETTERS = re.compile(r"[a-z]+")
+_MAX_SYLLABLES = 4  # a name word spells at most this many syllables of the hit
 
 
 def hit_script(hit: Hit) -> bool:
@@ -55,8 +65,11 @@ def tie_names(names: Sequence[str], hits: Sequence[Hit], linked: Sequence[Linked
             continue
         forms = _other_script_names(name, script, linked, graph)
         tied = {h.chunk.id for h in others if any(f in _folded(h) for f in forms)}
+        spelled = set() if tied or script else {h.chunk.id for h in others if transliterated(name, _folded(h))}
         if tied:
             by_name[name], how[name] = frozenset(tied), "graph"
+        elif spelled:
+            by_name[name], how[name] = frozenset(spelled), "transliteration"
         elif nearest is not None:
             near = set(nearest(name))
             tied = {h.chunk.id for h in others if h.chunk.id in near}
@@ -81,3 +94,31 @@ def _other_script_names(name: str, script: bool, linked: Sequence[LinkedEntity],
 def _folded(hit: Hit) -> str:
     text = f"{hit.chunk.headed_text}\n{hit.parent.text}" if hit.parent else hit.chunk.headed_text
     return fold(text)
+
+
+def transliterated(name: str, text: str) -> bool:
+    """Whether the Latin-script ``name`` spells Chinese that ``text`` writes, in toneless pinyin:
+    each of its words of three letters or more is the pinyin of consecutive characters of
+    ``text`` ("Guangzhou" 广州, "Maoming" 茂名), and together they spell two syllables or more
+    (a lone "Shi" matches too much to tell anything)."""
+    words = [w for w in _LATIN_LETTERS.findall(fold(name)) if len(w) >= 3]
+    if not words:
+        return False
+    spelled = _pinyin_windows(text)
+    lengths = [spelled.get(w, 0) for w in words]
+    return all(lengths) and sum(lengths) >= 2
+
+
+@functools.lru_cache(maxsize=1024)
+def _pinyin_windows(text: str) -> dict[str, int]:
+    """Toneless pinyin of each run of 1..``_MAX_SYLLABLES`` consecutive Han characters of
+    ``text`` → the fewest syllables spelling it."""
+    from pypinyin import lazy_pinyin
+
+    out: dict[str, int] = {}
+    for run in HAN_RUN.finditer(text):
+        syllables = lazy_pinyin(run.group())
+        for n in range(_MAX_SYLLABLES, 0, -1):
+            for i in range(len(syllables) - n + 1):
+                out["".join(syllables[i : i + n])] = n
+    return out

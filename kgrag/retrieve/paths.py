@@ -38,12 +38,16 @@ class DensePath:
 
     name = "dense"
 
-    def __init__(self, index: ChunkIndex, query_vectors: Callable[..., list[SpaceQuery]], spaces: bool = False):
+    def __init__(self, index: ChunkIndex, query_vectors: Callable[..., list[SpaceQuery]], spaces: bool = False,
+                 scripts_of: Callable[[list[str]], dict[str, bool]] | None = None):
         """``spaces``: ``query_vectors`` takes the index's ``holds_dense_columns`` and embeds
-        only the spaces it holds (``CorpusEmbedder.query_vectors``)."""
+        only the spaces it holds (``CorpusEmbedder.query_vectors``). ``scripts_of``: chunk ids →
+        written mainly outside the Latin script, for queries that keep the rows of one script
+        (``SpaceQuery.rows``; without it they keep all)."""
         self.index = index
         self.query_vectors = query_vectors
         self.spaces = spaces
+        self.scripts_of = scripts_of
 
     def search(self, query: Query, k: int) -> PathResult:
         t = time.perf_counter()
@@ -64,11 +68,29 @@ class DensePath:
         return self.query_vectors(text)
 
     def _search(self, queries: list[SpaceQuery], k: int, filters: SearchFilter | None) -> list[ScoredId]:
-        lists = []
+        lists: list[list[ScoredId]] = []
         for q in queries:
-            hits = self.index.search_dense(q.vector, k, filters)
-            lists.append([ScoredId(h.id, h.score * q.scale + q.shift) for h in hits if abs(h.score - q.outside) > 1e-6])
+            one_script = q.rows is not None and self.scripts_of is not None
+            hits = self.index.search_dense(q.vector, 2 * k if one_script else k, filters)
+            scored = [ScoredId(h.id, h.score * q.scale + q.shift) for h in hits if abs(h.score - q.outside) > 1e-6]
+            if one_script:
+                assert self.scripts_of is not None
+                scripts = self.scripts_of([h.id for h in scored])
+                scored = [h for h in scored if scripts.get(h.id, q.rows) == q.rows][:k]
+            if q.joins and lists:
+                lists[-1] = _joined(lists[-1], scored, k)
+            else:
+                lists.append(scored)
         return _merge_standardized(lists, k)
+
+
+def _joined(first: list[ScoredId], second: list[ScoredId], k: int) -> list[ScoredId]:
+    """Two lists on one scale as one, best first (a chunk in both keeps its better score)."""
+    best: dict[str, ScoredId] = {}
+    for hit in [*first, *second]:
+        if hit.id not in best or hit.score > best[hit.id].score:
+            best[hit.id] = hit
+    return sorted(best.values(), key=lambda h: (-h.score, h.id))[:k]
 
 
 def _merge_standardized(lists: list[list[ScoredId]], k: int) -> list[ScoredId]:

@@ -60,7 +60,8 @@ class RetrievalError(InputError):
 
 def _dense_path(chunk_index: ChunkIndex, embedder: Embedder) -> DensePath:
     if isinstance(embedder, CorpusEmbedder):
-        return DensePath(chunk_index, embedder.query_vectors, spaces=True)
+        return DensePath(chunk_index, embedder.query_vectors, spaces=True,
+                         scripts_of=lambda ids: {c.id: is_mainly_non_latin(c.text) for c in chunk_index.get(ids)})
     return DensePath(chunk_index, lambda q: [SpaceQuery(embedder.embed_queries([q])[0],
                                                         multilingual=embedder.multilingual)])
 

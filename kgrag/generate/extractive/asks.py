@@ -54,6 +54,23 @@ _FITS: dict[str, re.Pattern[str]] = {
 }
 
 
+# A question that asks for code, an API call or a command: only it may be answered by a line of
+# code (a call quoted for "What is the maximum length of a role name?" answers nothing).
+_ASKS_FOR_CODE = re.compile(
+    r"\b(?:code|snippets?|commands?|cli|curl|scripts?|functions?|syntax|endpoints?|sdk|regex|sql|"
+    r"shell|terminal|programmatically|implement(?:ation|ed)?)\b"
+    r"|\bapi\s+(?:calls?|requests?)\b|\b(?:through|via|using|with|from|over)\s+(?:the\s+|an?\s+)?(?:rest\s+)?api\b"
+    r"|\b(?:call|invoke|run|execute|import)\b|[A-Za-z_]\w*\(\)|`[^`]+`|\b[a-z]+_[a-z_]+\b"
+    r"|代码|命令|指令|接口|调用|脚本|函数|语法|怎么写|如何写|(?:通过|用|使用)\s*(?:REST\s*)?API",
+    re.IGNORECASE)
+
+
+def asks_for_code(question: str) -> bool:
+    """Whether ``question`` asks for code, an API call or a command ("How do I assign a role
+    through the API?", "用什么命令…", a question naming ``an_identifier`` or ``f()``)."""
+    return _ASKS_FOR_CODE.search(question) is not None
+
+
 def ask_of(question: str) -> str | None:
     """The kind of answer the question asks for, or None (a yes/no or a "what is" question)."""
     for kind, pattern in _ASKS:

@@ -36,11 +36,11 @@ from dataclasses import replace
 from kgrag.generate.citations import quotable_sentences
 from kgrag.generate.extractive.answerer import Extracted, Pick
 from kgrag.generate.extractive.asked import Asked
-from kgrag.generate.extractive.asks import fits
+from kgrag.generate.extractive.asks import asks_for_code, fits
 from kgrag.generate.extractive.heading_name import heading_answer
 from kgrag.generate.extractive.sections import heading_levels
 from kgrag.generate.extractive.tuning import ACROSS_LANGUAGES
-from kgrag.generate.sentences import Sentence, answer_text, plain, readable_cells, row_text, terms
+from kgrag.generate.sentences import Sentence, answer_text, is_code, plain, readable_cells, row_text, terms
 from kgrag.generate.tuning import EXTRACTIVE
 from kgrag.generate.types import Source
 from kgrag.text.markdown_tables import TableLine, table_lines
@@ -76,6 +76,8 @@ def choose(asked: Asked, sources: Sequence[Source]) -> list[Pick]:
     question = asked.question
     candidates = [_pick(source, q.sentence, q.asked) for source in sources for q in quotable_sentences(source)]
     candidates = [c for c in _tables_as_read(candidates) if c.terms]
+    if not asks_for_code(question):  # a line of code answers only a question asking for code
+        candidates = [c for c in candidates if not is_code(c.source.text, c.sentence.start, c.body)]
     if not candidates:
         return []
     names = [_bare_title(n) for n in asked.names]  # "Black Book (film)": the disambiguation is no question word
