@@ -126,7 +126,9 @@ def assess(question: str, hits: Sequence[Hit], linked: Sequence[LinkedEntity], g
     missing = [n for n in question_names(question, linked)
                if not name_found(n, read) and not (n in other_names and name_found(other_names[n], read))]
     ids = [h.chunk.id for h in top]
-    tied = [n for n in missing if ties is not None and ties.tied(n, ids)]
+    # Only the graph's and pinyin's ties vouch for a name: the embedder ties a name to whatever
+    # passages of the other script are nearest it ("Neptune" to a railway page).
+    tied = [n for n in missing if ties is not None and ties.tied(n, ids) and ties.how.get(n) in cross_script.STRONG]
     missing = [n for n in missing if n not in tied]
     names = question_names(question, linked)
     out = Assessment(False, None, round(coverage, 3), None if best_dense is None else round(best_dense, 3), missing,

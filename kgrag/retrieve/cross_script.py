@@ -122,3 +122,10 @@ def _pinyin_windows(text: str) -> dict[str, int]:
             for i in range(len(syllables) - n + 1):
                 out["".join(syllables[i : i + n])] = n
     return out
+
+
+def pinyin_of(han: str) -> str:
+    """Toneless pinyin of ``han``, syllables run together ("广州" → "guangzhou")."""
+    from pypinyin import lazy_pinyin
+
+    return "".join(lazy_pinyin(han))

@@ -20,6 +20,11 @@ a capital"). Curated
 entities (glossary, alias admin) link in any case: a person vouched for them. English stop
 words must be written in capitals ("US", "IT").
 An alias claimed by several entities links to all of them; the trace shows the candidates.
+
+Across scripts, by pinyin: a capitalized Latin word of the question that did not link otherwise
+and spells a Chinese name of the graph in toneless pinyin ("Guangzhou" → 广州, "Mao Zedong" →
+毛泽东) links to it (``kgrag.retrieve.cross_script.pinyin_of``), so an English question about a
+Chinese place or person reaches the Chinese passages naming it through the graph and BM25.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ from typing import NamedTuple
 from kgrag.config import RetrievalSettings
 from kgrag.lexicon.gazetteer import Gazetteer, candidate_aliases, english_stop_words
 from kgrag.retrieve.background_cache import Refreshed, unless_unchanged
+from kgrag.retrieve.cross_script import pinyin_of
 from kgrag.retrieve.describe import DescriptionLinker
 from kgrag.retrieve.tuning import LINKING
 from kgrag.retrieve.types import LinkedEntity
@@ -42,6 +48,8 @@ from kgrag.types import ANY_CASE_TYPES, IDENTIFIER, SECTION, Entity
 FUZZY_TTL_S = 60.0
 # Capitalized word runs ("Kiefer Sutherland", "New York City") and quoted strings.
 _CAPITALIZED = re.compile(r"\b[A-Z][\w'’.-]*(?:\s+(?:of|the|de|von|van|and|&)?\s*[A-Z][\w'’.-]*)*")
+# A capitalized Latin word, as a name written in pinyin is ("Guangzhou", "Maoming", "Zedong").
+_LATIN_NAME_WORD = re.compile(r"\b[A-Z][a-z]{2,}\b")
 _QUOTED = re.compile(r"[\"“”'‘’「『《]([^\"“”‘’」』》]{3,80})[\"“”'‘’」』》]")
 
 
@@ -54,17 +62,22 @@ class EntityLinker:
         self._fuzzy_list: Refreshed[_FuzzyList] = Refreshed(
             lambda previous: self._read_alias_list(previous), FUZZY_TTL_S, "kgrag-alias-list")
         self.describer = DescriptionLinker(graph)
+        self._pinyin_index: Refreshed[_PinyinIndex] = Refreshed(
+            lambda previous: unless_unchanged(self.graph.alias_table(), previous, _PinyinIndex.of),
+            FUZZY_TTL_S, "kgrag-pinyin-index")
 
     def invalidate(self) -> None:
         """Drop the cached alias lists used for fuzzy and described matching (the alias admin
         calls this)."""
         self._fuzzy_list.invalidate()
+        self._pinyin_index.invalidate()
         self.describer.invalidate()
 
     # -- public ------------------------------------------------------------------------------
     def link(self, question: str) -> list[LinkedEntity]:
         linked, taken = self._exact(question)
         linked += self._fuzzy(question, taken, {le.key for le in linked})
+        linked += self._pinyin(question, taken, {le.key for le in linked})
         return linked
 
     def described(self, question: str, linked: Sequence[LinkedEntity]) -> list[LinkedEntity]:
@@ -179,6 +192,31 @@ class EntityLinker:
                 )
         return _dedupe(out)
 
+    # -- pinyin ------------------------------------------------------------------------------
+    def _pinyin(self, question: str, taken: list[tuple[int, int]], known: set[str]) -> list[LinkedEntity]:
+        """Entities with a Chinese name that a capitalized Latin word of the question (or two
+        of them written apart: "Mao Zedong") spells in toneless pinyin."""
+        words = [(m.start(), m.end(), m.group().casefold()) for m in _LATIN_NAME_WORD.finditer(question)
+                 if not any(s < m.end() and m.start() < e for s, e in taken)
+                 and m.group().casefold() not in self._stop]
+        if not words:
+            return []
+        spellings = [(w, surface_start, end) for surface_start, end, w in words]
+        spellings += [(a[2] + b[2], a[0], b[1]) for a, b in zip(words, words[1:], strict=False)
+                      if question[a[1] : b[0]].strip() in ("", "-", "–")]
+        index = self._pinyin_index.get()
+        if not index.by_pinyin:
+            return []
+        out: list[LinkedEntity] = []
+        for spelled, start, end in spellings:
+            keys = sorted(set(index.by_pinyin.get(spelled, ())) - known)
+            for key in keys:
+                entity = self.graph.get_entity(key)
+                out.append(LinkedEntity(surface=question[start:end], key=key, name=entity.name if entity else key,
+                                        method="pinyin", score=LINKING.pinyin_confidence,
+                                        candidates=keys if len(keys) > 1 else []))
+        return _dedupe(out)
+
     def _read_alias_list(self, previous: _FuzzyList | None) -> _FuzzyList:
         """The aliases long enough to fuzz-match; ``previous`` itself when the table is the same
         (the embedded store keeps it until the file changes: re-listing its 170k aliases at 100k
@@ -197,6 +235,22 @@ class _FuzzyList(NamedTuple):
     def of(table: dict[str, list[str]]) -> _FuzzyList:
         items = [(a, ks) for a, ks in table.items() if len(a) >= LINKING.min_fuzzy_chars - 2]
         return _FuzzyList(table, [a for a, _ in items], [list(ks) for _, ks in items])
+
+
+class _PinyinIndex(NamedTuple):
+    """The alias table read, and its Chinese aliases of two to ``LINKING.pinyin_max_han``
+    characters by their toneless pinyin (``cross_script.pinyin_of``)."""
+
+    table: dict[str, list[str]]
+    by_pinyin: dict[str, list[str]]
+
+    @staticmethod
+    def of(table: dict[str, list[str]]) -> _PinyinIndex:
+        by_pinyin: dict[str, list[str]] = {}
+        for alias, keys in table.items():
+            if 2 <= len(alias) <= LINKING.pinyin_max_han and all(has_han(c) for c in alias):
+                by_pinyin.setdefault(pinyin_of(alias), []).extend(keys)
+        return _PinyinIndex(table, by_pinyin)
 
 
 def _any_case(entity: Entity | None, question: str, start: int, end: int) -> bool:

@@ -46,6 +46,8 @@ class LinkingTuning:
     described_confidence: float = 0.5  # a described entity's link confidence (an exact link's is 1.0)
     max_type_reads: int = 40  # candidates whose type is read before giving up on structural ones
     excluded_min_mentions: int = 2  # a chunk naming an excluded topic this often is about it
+    pinyin_confidence: float = 0.8  # a link made by a name's pinyin (an exact link's is 1.0)
+    pinyin_max_han: int = 4  # longest Chinese alias a question may spell in pinyin
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ class LinkedEntity:
     surface: str  # as written in the question
     key: str
     name: str
-    method: str  # "exact" | "fuzzy" | "words" (described, kgrag.retrieve.describe)
+    method: str  # "exact" | "fuzzy" | "pinyin" | "words" (described, kgrag.retrieve.describe)
     score: float = 1.0
     candidates: list[str] = field(default_factory=list)
 

@@ -146,7 +146,10 @@ def _by_meaning(asked: Asked, candidates: list[Pick]) -> list[Pick] | None:
     if asked.meaning is None:
         return None
     own = is_mainly_non_latin(asked.question)
-    other = [c for c in candidates if c.source.n <= tuned.sources and is_mainly_non_latin(c.body) != own]
+    # A sentence of a passage written in the other script (an English page's Russian name line
+    # is no Chinese passage)
+    other = [c for c in candidates if c.source.n <= tuned.sources and is_mainly_non_latin(c.body) != own
+             and is_mainly_non_latin(c.source.text) != own]
     if not other:
         return None
     rivals = sorted((c for c in candidates if is_mainly_non_latin(c.body) == own and c.score > 0),
