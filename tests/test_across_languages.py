@@ -9,10 +9,9 @@ blind paths' imputed votes (``fusion.imputed_votes``), the answerer's meaning sc
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
 from kgrag.retrieve.abstain import GateSettings, assess
-from kgrag.retrieve.types import NameTies, Query
+from kgrag.retrieve.types import NameTies
 
 RAILWAY = "How long is the Guangzhou–Maoming railway?"  # 广茂铁路: its length is written only in Chinese
 FILM = "黑皮书这部电影的导演是谁？"  # Black Book (film): an English page
@@ -109,3 +108,29 @@ def test_meaning_ranks_the_answer_sentence_in_either_language(demo_kb):
     sims = meaning.similarities(ROLE, ["自定义角色的名称必须唯一，长度不超过 64 个字符。",
                                        "调用成功返回 204。", "Auditors typically export logs once a quarter."])
     assert int(np.argmax(sims)) == 0, sims
+
+
+def test_a_name_spelled_in_pinyin_ties_to_the_chinese_it_spells():
+    from kgrag.retrieve.cross_script import pinyin_of, transliterated
+
+    passage = "广茂铁路是中国广东省一条起自广州市广州西站，经佛山至茂名市茂名站的铁路，全长364.6公里。"
+    assert transliterated("Guangzhou–Maoming", passage)
+    assert transliterated("Foshan", passage)
+    assert not transliterated("Trans-Siberian", passage)  # no pinyin of it in the passage
+    assert not transliterated("Shi", "石围塘站")  # one syllable tells nothing
+    assert not transliterated("Guangzhou–Beijing", passage)  # every word must be spelled there
+    assert pinyin_of("最近公共祖先") == "zuijingonggongzuxian"
+
+
+def test_a_code_line_answers_only_a_question_asking_for_code():
+    from kgrag.generate.extractive.asks import asks_for_code
+    from kgrag.generate.sentences import is_code
+
+    assert not asks_for_code("What is the maximum length of a custom role name?")
+    assert asks_for_code("How do I assign a role through the API?") and asks_for_code("用什么命令分配角色？")
+    assert asks_for_code("What does assign_role return?")
+    text = "Roles are assigned in bulk.\n\n```python\nassign_role(url, 'auditor')\n```\n\nIt returns 204."
+    assert is_code(text, text.index("assign_role"), "assign_role(url, 'auditor')")
+    assert not is_code(text, text.index("It returns"), "It returns 204.")
+    assert not is_code(text, 0, "Roles are assigned in bulk.")
+    assert is_code("", 0, "timeout = 10") and is_code("", 0, "def f(x):") and not is_code("", 0, "x equals 10.")

@@ -37,5 +37,17 @@ class CitationTuning:
     min_support: float = 0.5  # share of a sentence's terms that its cited sources must contain
 
 
+@dataclass(frozen=True)
+class AcrossLanguagesTuning:
+    """Quoting a sentence written in another script than the question (``best_sentences._by_meaning``)."""
+
+    sources: int = 3  # the first sources whose other-script sentences are weighed by meaning
+    rivals: int = 3  # best own-script sentences (by words) such a sentence must beat in meaning
+    margin: float = 0.0  # ... by at least this much similarity
+    rank_penalty: float = 0.01  # similarity taken off per rank of the source below the first
+    second_within: float = 0.02  # a second other-script sentence is quoted this close to the best
+
+
 EXTRACTIVE = ExtractiveTuning()
 CITATIONS = CitationTuning()
+ACROSS_LANGUAGES = AcrossLanguagesTuning()

@@ -77,17 +77,9 @@ class RankingTuning:
 class CrossScriptTuning:
     """Questions answered from text in another script (``kgrag.retrieve.cross_script``)."""
 
-    # The abstention gate answers from a best hit in another script than the question only when
-    # its dense similarity (language-neutral, read like a cosine) reaches this.
-    min_dense_across: float = 0.80
-    # A name of the question is tied to a hit in another script that is among this many
-    # passages nearest the name alone on the dense path.
-    name_neighbours: int = 5
-    # A keyword or graph path that did not rank a chunk in the question's other script votes
-    # for it at its dense rank when its dense similarity is at most this far under the best
-    # one of the question's own script (``fusion.imputed_votes``).
-    imputed_gap: float = 0.03
-
+    min_dense_across: float = 0.80  # dense similarity a best hit in the other script needs, unless a name ties it
+    name_neighbours: int = 5  # a name is tied by the embedder to the other script's passages this near it
+    imputed_gap: float = 0.03  # blind paths vote for an other-script chunk this far under the own script's best
 
 GRAPH_WALK = GraphWalkTuning()
 LINKING = LinkingTuning()

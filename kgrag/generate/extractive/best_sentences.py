@@ -39,9 +39,8 @@ from kgrag.generate.extractive.asked import Asked
 from kgrag.generate.extractive.asks import asks_for_code, fits
 from kgrag.generate.extractive.heading_name import heading_answer
 from kgrag.generate.extractive.sections import heading_levels
-from kgrag.generate.extractive.tuning import ACROSS_LANGUAGES
 from kgrag.generate.sentences import Sentence, answer_text, is_code, plain, readable_cells, row_text, terms
-from kgrag.generate.tuning import EXTRACTIVE
+from kgrag.generate.tuning import ACROSS_LANGUAGES, EXTRACTIVE
 from kgrag.generate.types import Source
 from kgrag.text.markdown_tables import TableLine, table_lines
 from kgrag.text.patterns import BRACKETED, PERSONAL_PRONOUNS_EN, SENTENCE_END_CHARS
