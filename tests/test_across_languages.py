@@ -96,10 +96,10 @@ def test_a_question_on_something_absent_in_both_languages_is_still_declined(demo
 
 
 def test_name_ties_are_only_across_scripts():
-    ties = NameTies({"Guangzhou–Maoming": frozenset({"a#c0"})}, {"Guangzhou–Maoming": "embedder"})
+    ties = NameTies({"Guangzhou–Maoming": frozenset({"a#c0"})}, {"Guangzhou–Maoming": "transliteration"})
     assert ties.tied("Guangzhou–Maoming", ["b#c0", "a#c0"]) and not ties.tied("Guangzhou–Maoming", ["b#c0"])
     assert not ties.tied("Maoming", ["a#c0"])
-    assert ties.to_dict() == {"Guangzhou–Maoming": {"chunks": ["a#c0"], "by": "embedder"}}
+    assert ties.to_dict() == {"Guangzhou–Maoming": {"chunks": ["a#c0"], "by": "transliteration"}}
 
 
 def test_meaning_ranks_the_answer_sentence_in_either_language(demo_kb):

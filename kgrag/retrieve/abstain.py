@@ -17,12 +17,10 @@ Signals, read from the top ``RANKING.gate_depth`` hits:
   (``kgrag.retrieve.cross_script``). Its words cannot cover the question's, so the word signals
   (coverage, missing names, the lone path: only the dense path sees across scripts) give way to
   the dense path's language-neutral similarity of that hit (``across_dense``): under
-  ``min_dense_across`` the gate abstains — unless a name of the question is tied to that hit by
-  the graph or by its pinyin (``cross_script.STRONG``) — at or above it the question's names count
-  as found in the other script. A name of the question that no top hit writes is not missing either when it
-  is tied to a top hit in another script by the graph or the embedder (``NameTies``).
-  Replayed on xquad_xling_dev's tuning half (docs/decisions.md): the whole question's match
-  tells a present answer from a removed one better than the names alone do.
+  ``min_dense_across`` the gate abstains, unless a name of the question is tied to a top hit (by
+  the graph or by pinyin, ``NameTies``); at or above it the question's names count as found in
+  the other script. A name that no top hit writes is not missing either when it is so tied.
+  docs/decisions.md, "Questions across languages", has the runs and what the threshold separates.
 
 With a reranker and ``min_score`` set, the reranker's score decides alone.
 """
@@ -126,9 +124,7 @@ def assess(question: str, hits: Sequence[Hit], linked: Sequence[LinkedEntity], g
     missing = [n for n in question_names(question, linked)
                if not name_found(n, read) and not (n in other_names and name_found(other_names[n], read))]
     ids = [h.chunk.id for h in top]
-    # Only the graph's and pinyin's ties vouch for a name: the embedder ties a name to whatever
-    # passages of the other script are nearest it ("Neptune" to a railway page).
-    tied = [n for n in missing if ties is not None and ties.tied(n, ids) and ties.how.get(n) in cross_script.STRONG]
+    tied = [n for n in missing if ties is not None and ties.tied(n, ids)]
     missing = [n for n in missing if n not in tied]
     names = question_names(question, linked)
     out = Assessment(False, None, round(coverage, 3), None if best_dense is None else round(best_dense, 3), missing,
@@ -137,8 +133,7 @@ def assess(question: str, hits: Sequence[Hit], linked: Sequence[LinkedEntity], g
     if out.across:  # words do not cross scripts: the language-neutral dense match decides
         if "dense" in top[0].paths:
             out.across_dense = round(top[0].paths["dense"].score, 3)
-        vouched = ties is not None and any(ties.how.get(n) in cross_script.STRONG and ties.tied(n, ids)
-                                           for n in tied)
+        vouched = bool(tied)  # a name of the question is in a top hit, in the other script
         if not vouched and (out.across_dense is None or out.across_dense < CROSS_SCRIPT.min_dense_across):
             out.abstain, out.reason = True, "weak dense match with a hit in another script"
         else:  # the question, names and all, matched the hit: its names are there in the other script

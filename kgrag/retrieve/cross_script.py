@@ -9,13 +9,11 @@ from every top hit) would refuse every such question. Two signals stand in for t
   nothing; only the dense path's language-neutral similarity can vouch for it.
 - ``NameTies``: a name of the question is *tied* to a hit written in another script when the
   graph knows the name in the hit's script (an entity linked from the name has an alias there —
-  "LCA" / "最近公共祖先" — that the hit writes); when the name is the hit's Chinese written in
-  pinyin (``transliterated``: "Guangzhou–Maoming" and a passage naming 广州 and 茂名); or, weakest,
-  when the multilingual embedder finds the hit among the passages nearest the name alone
-  (``Retriever`` searches the dense path with it). A tied name is not missing from the hits.
-  The first two are evidence that the hit is about the name (``STRONG``); the embedder's tie is
-  not — multilingual-e5-small puts "Trans-Siberian" as near a page on another railway as
-  "Guangzhou–Maoming" is to its own page.
+  "LCA" / "最近公共祖先" — that the hit writes), or when the name is the hit's Chinese written in
+  pinyin (``transliterated``: "Guangzhou–Maoming" and a passage naming 广州 and 茂名). A tied
+  name is not missing from the hits. The embedder offers no ties: multilingual-e5-small puts
+  "Trans-Siberian" as near a page on another railway as "Guangzhou–Maoming" is to its own page
+  (docs/decisions.md, "Questions across languages").
 
 Both are plain values a fitted gate can read as features; the retrieval pipeline computes the
 ties (it holds the graph and the dense path) and hands them to the gate with the hits.
@@ -25,14 +23,13 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from kgrag.retrieve.types import Hit, LinkedEntity, NameTies
 from kgrag.stores.base import GraphReader
 from kgrag.text.normalize import fold_marks as fold
 from kgrag.text.scripts import HAN_RUN, is_mainly_non_latin
 
-STRONG = frozenset({"graph", "transliteration"})  # ties that say the hit is about the name
 _LATIN_LETTERS = re.compile(r"[a-z]+")
 _MAX_SYLLABLES = 4  # a name word spells at most this many syllables of the hit
 
@@ -47,11 +44,9 @@ def across(question: str, hit: Hit) -> bool:
     return is_mainly_non_latin(question) != hit_script(hit)
 
 
-def tie_names(names: Sequence[str], hits: Sequence[Hit], linked: Sequence[LinkedEntity], graph: GraphReader,
-              nearest: Callable[[str], list[str]] | None) -> NameTies:
+def tie_names(names: Sequence[str], hits: Sequence[Hit], linked: Sequence[LinkedEntity], graph: GraphReader) -> NameTies:
     """The ties of ``names`` to the ``hits`` written in another script than each name; a name
-    inside a tied one is tied where it is. ``nearest``: the ids of the chunks in the other script
-    nearest a name alone on the dense path (None: no embedder ties)."""
+    inside a tied one is tied where it is."""
     by_name: dict[str, frozenset[str]] = {}
     how: dict[str, str] = {}
     for name in sorted(dict.fromkeys(names), key=len, reverse=True):  # "Jared Allen" before "Jared"
@@ -70,11 +65,6 @@ def tie_names(names: Sequence[str], hits: Sequence[Hit], linked: Sequence[Linked
             by_name[name], how[name] = frozenset(tied), "graph"
         elif spelled:
             by_name[name], how[name] = frozenset(spelled), "transliteration"
-        elif nearest is not None:
-            near = set(nearest(name))
-            tied = {h.chunk.id for h in others if h.chunk.id in near}
-            if tied:
-                by_name[name], how[name] = frozenset(tied), "embedder"
     return NameTies(by_name, how)
 
 

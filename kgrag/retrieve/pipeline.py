@@ -28,7 +28,7 @@ from kgrag.retrieve.llm_rewrites import REWRITES, QueryLLM, parse_rewrites, run_
 from kgrag.retrieve.paths import DensePath, GraphWalkPath, KeywordPath
 from kgrag.retrieve.postprocess import drop_overlapping, expand_parents, fused_hits
 from kgrag.retrieve.recency import Recency, prefer_recent
-from kgrag.retrieve.tuning import CROSS_SCRIPT, RANKING
+from kgrag.retrieve.tuning import RANKING
 from kgrag.retrieve.types import (
     PATHS,
     Completion,
@@ -399,23 +399,12 @@ class Retriever:
 
     def _name_ties(self, query: Query, top: list[Hit]) -> NameTies:
         """The question's names that no top hit writes, tied to top hits in another script by the
-        graph or the embedder (``kgrag.retrieve.cross_script``): what the gate reads."""
+        graph or by pinyin (``kgrag.retrieve.cross_script``): what the gate reads."""
         read = [HitText(h) for h in top]
         names = [n for n in question_names(query.question, query.linked) if not name_found(n, read)]
         if not names or not top:
             return NameTies()
-        dense = self.paths["dense"]
-
-        def nearest(name: str) -> list[str]:
-            """The chunks in the other script than ``name`` nearest it alone, the first
-            ``name_neighbours`` of them."""
-            assert isinstance(dense, DensePath)
-            found = [h.id for h in dense.nearest_across_languages(name, self.settings.candidates, query.filters)]
-            script = is_mainly_non_latin(name)
-            other = {c.id for c in self.chunk_index.get(found) if is_mainly_non_latin(c.text) != script}
-            return [cid for cid in found if cid in other][: CROSS_SCRIPT.name_neighbours]
-
-        return tie_names(names, top, query.linked, self.graph, nearest if "dense" in query.modes else None)
+        return tie_names(names, top, query.linked, self.graph)
 
     def _default_recency(self) -> Recency | None:
         s = self.settings

@@ -78,7 +78,6 @@ class CrossScriptTuning:
     """Questions answered from text in another script (``kgrag.retrieve.cross_script``)."""
 
     min_dense_across: float = 0.80  # dense similarity a best hit in the other script needs, unless a name ties it
-    name_neighbours: int = 5  # a name is tied by the embedder to the other script's passages this near it
     imputed_gap: float = 0.03  # blind paths vote for an other-script chunk this far under the own script's best
 
 GRAPH_WALK = GraphWalkTuning()

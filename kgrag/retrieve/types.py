@@ -340,7 +340,7 @@ class Hit:
 @dataclass(frozen=True)
 class NameTies:
     """question name → ids of the chunks written in another script that the name is tied to
-    (``kgrag.retrieve.cross_script``), and how each tie was made ("graph" or "embedder")."""
+    (``kgrag.retrieve.cross_script``), and how each tie was made ("graph" or "transliteration")."""
 
     by_name: dict[str, frozenset[str]] = field(default_factory=dict)
     how: dict[str, str] = field(default_factory=dict)
