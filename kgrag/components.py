@@ -247,18 +247,15 @@ class Components:
     def meaning(self):
         """Language-neutral similarity (``kgrag.models.meaning``) over the embedder's multilingual
         model, or None when it has none (an English-only model)."""
+        from kgrag.models import language_means
         from kgrag.models.embedder import E5Embedder
+        from kgrag.models.meaning import CrossLingualMeaning
         from kgrag.models.routed import ScriptRoutedEmbedder
 
         embedder = self.embedder
         if isinstance(embedder, ScriptRoutedEmbedder) and embedder.language_means is not None:
-            from kgrag.models.meaning import CrossLingualMeaning
-
             return CrossLingualMeaning(lambda: embedder.multilingual_model, embedder.language_means)
         if isinstance(embedder, E5Embedder):
-            from kgrag.models import language_means
-            from kgrag.models.meaning import CrossLingualMeaning
-
             return CrossLingualMeaning(lambda: embedder, language_means.load())
         return None
 

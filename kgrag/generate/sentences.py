@@ -10,6 +10,8 @@ jieba-segmented Chinese, stop words dropped), so overlap works in both languages
 
 from __future__ import annotations
 
+import bisect
+import functools
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -59,9 +61,15 @@ def is_code(text: str, start: int, sentence: str) -> bool:
     (an odd number of fence lines before it), or a line of code standing alone — a definition or
     import opening it ("def f(x):", "import requests"), a call ("assign_role(\"…\")"), an
     assignment ("timeout = 10"), a shell prompt."""
-    if len(_FENCE_LINE.findall(text, 0, start)) % 2 == 1:
+    if bisect.bisect_right(_fence_ends(text), start) % 2 == 1:
         return True
     return _CODE_LINE.match(sentence.strip()) is not None
+
+
+@functools.lru_cache(maxsize=64)
+def _fence_ends(text: str) -> list[int]:
+    """Where each fence line of ``text`` ends: read once per source, not once per sentence."""
+    return [m.end() for m in _FENCE_LINE.finditer(text)]
 
 
 @dataclass(frozen=True)

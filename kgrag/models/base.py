@@ -46,8 +46,7 @@ class SpaceQuery(NamedTuple):
     """One query vector of an embedder with several spaces, and how to read an index's score for
     it: ``score × scale + shift`` is the model's similarity (the index normalises the vector and
     the stored rows, so a vector that is not a plain unit query says how to undo that). A row
-    the space does not hold scores ``outside`` exactly and is no hit of this space.
-    ``multilingual``: the space puts texts of every language it reads on one scale. ``rows``:
+    the space does not hold scores ``outside`` exactly and is no hit of this space. ``rows``:
     only chunks written mainly outside the Latin script (True) or in it (False) are hits of this
     query (None: all). ``joins``: its hits and the previous query's make one list (one space read
     two ways, each for the rows it reads well)."""
@@ -56,7 +55,6 @@ class SpaceQuery(NamedTuple):
     scale: float = 1.0
     shift: float = 0.0
     outside: float = 0.0
-    multilingual: bool = False
     rows: bool | None = None
     joins: bool = False
 

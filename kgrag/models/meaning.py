@@ -2,9 +2,7 @@
 with each side's language mean taken out (``kgrag.models.language_means``).
 
 The extractive answerer reads it to pick a sentence written in another language than the
-question (words shared across Chinese and English are few: a number, a Latin name), and the
-abstention gate's name ties (``kgrag.retrieve.name_ties``) to tell whether a name of the
-question is what a passage in the other script is about.
+question (words shared across Chinese and English are few: a number, a Latin name).
 """
 
 from __future__ import annotations
@@ -25,23 +23,18 @@ CACHED_SENTENCES = 8192
 
 
 class CrossLingualMeaning:
-    """Language-neutral similarity from a multilingual embedder (built on first use)."""
+    """Language-neutral similarity from a multilingual embedder. ``model`` gives it when first
+    needed (the routed embedder builds e5 on first use and keeps it)."""
 
     def __init__(self, model: Callable[[], Embedder], means: LanguageMeans):
-        self._model_factory = model
-        self._model: Embedder | None = None
-        self._lock = threading.Lock()
+        self._model = model
         self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
         self._cache_lock = threading.Lock()
         self.means = means
 
     @property
     def model(self) -> Embedder:
-        if self._model is None:
-            with self._lock:
-                if self._model is None:
-                    self._model = self._model_factory()
-        return self._model
+        return self._model()
 
     def similarities(self, question: str, texts: Sequence[str]) -> np.ndarray:
         """``(q − m_q)·(p − m_p) + q·m_q`` for each text p (a passage of the question): ranks texts
@@ -57,22 +50,18 @@ class CrossLingualMeaning:
 
     def _passages(self, texts: list[str]) -> np.ndarray:
         """``embed_passages`` of ``texts``, each text embedded once (``CACHED_SENTENCES``)."""
+        found: dict[str, np.ndarray] = {}
         with self._cache_lock:
-            missing = list(dict.fromkeys(t for t in texts if t not in self._cache))
+            for text in texts:
+                if text in self._cache:
+                    self._cache.move_to_end(text)
+                    found[text] = self._cache[text]
+        missing = [t for t in dict.fromkeys(texts) if t not in found]
         if missing:
-            vectors = self.model.embed_passages(missing)
+            found.update(zip(missing, self.model.embed_passages(missing), strict=True))
             with self._cache_lock:
-                for text, vector in zip(missing, vectors, strict=True):
-                    self._cache[text] = vector
+                for text in missing:
+                    self._cache[text] = found[text]
                 while len(self._cache) > CACHED_SENTENCES:
                     self._cache.popitem(last=False)
-        with self._cache_lock:
-            out = []
-            for text in texts:
-                vector = self._cache.get(text)
-                if vector is None:  # evicted meanwhile by another thread's batch
-                    vector = self.model.embed_passages([text])[0]
-                else:
-                    self._cache.move_to_end(text)
-                out.append(vector)
-        return np.stack(out)
+        return np.stack([found[t] for t in texts])

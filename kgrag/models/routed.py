@@ -21,14 +21,14 @@ non-Latin and Latin documents together — "always" or "never"); a Latin questio
 both blocks, a Chinese one the e5 block.
 
 Language offsets: e5 ranks text in the question's own language above the other language's
-whatever it says (xquad_xling_dev, e5 alone: an English question finds its Chinese passage in
-the top 5 27% of the time, a Chinese question its English one 1%). In a bilingual index the e5
-query is taken relative to the model's language means (``kgrag.models.language_means``): the
-question minus its language's mean, and each passage minus its own language's mean, which the
-pad does without touching the stored vectors — a one-block (mainly non-Latin) row's pad is
-1/√2 and a two-block (Latin) row's is 0, so the query's pad entry adds the offset between the
-two languages' means to every non-Latin row. One kNN in any engine; docs/decisions.md has the
-figures.
+whatever it says. In a bilingual index the e5 vector is searched twice: by plain cosine for
+passages of the question's own script, and relative to the model's language means
+(``kgrag.models.language_means``) for the other script's — the question minus its language's
+mean, each passage minus its own language's mean, which the pad does without touching the
+stored vectors: a one-block (mainly non-Latin) row's pad is 1/√2 and a two-block (Latin) row's
+is 0, so the query's pad entry adds the offset between the two languages' means to every
+non-Latin row. One kNN per reading in any engine; docs/decisions.md ("Questions across
+languages") has the runs.
 """
 
 from __future__ import annotations
@@ -160,13 +160,13 @@ class ScriptRoutedEmbedder:
             vector = self.multilingual_model.embed_queries([question])[0]
             if bilingual and self.language_means is not None:
                 # Passages of the question's own script by plain cosine (taking the means out
-                # reorders them too, for the worse: rgb_zh_dev200, docs/decisions.md), the other
-                # script's through the language offsets, on one scale.
-                queries.append(self._plain(vector, self._fast_dim)._replace(multilingual=True, rows=non_latin))
+                # reorders them too, for the worse: docs/decisions.md), the other script's
+                # through the language offsets, on one scale.
+                queries.append(self._plain(vector, self._fast_dim)._replace(rows=non_latin))
                 queries.append(self._across_languages(vector, non_latin, self.language_means)
                                ._replace(rows=not non_latin, joins=True))
             else:
-                queries.append(self._plain(vector, self._fast_dim)._replace(multilingual=True))
+                queries.append(self._plain(vector, self._fast_dim))
         return queries
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
@@ -195,8 +195,7 @@ class ScriptRoutedEmbedder:
         shift = float(q @ mine) - float(centred @ means.latin)
         # A row without an e5 block (a Latin chunk stored before the corpus turned bilingual,
         # until the ingest completes it) is reached through its pad alone: c/√2 before the norm.
-        return SpaceQuery(vector, scale=SCORE_SCALE * norm, shift=shift, outside=c / SCORE_SCALE / norm,
-                          multilingual=True)
+        return SpaceQuery(vector, scale=SCORE_SCALE * norm, shift=shift, outside=c / SCORE_SCALE / norm)
 
     def _in_block(self, vector: np.ndarray, start: int) -> np.ndarray:
         out = np.zeros(self.dim, dtype=np.float32)

@@ -16,7 +16,7 @@ from every top hit) would refuse every such question. Two signals stand in for t
   (docs/decisions.md, "Questions across languages").
 
 Both are plain values a fitted gate can read as features; the retrieval pipeline computes the
-ties (it holds the graph and the dense path) and hands them to the gate with the hits.
+ties (it holds the graph) and hands them to the gate with the hits.
 """
 
 from __future__ import annotations
@@ -49,18 +49,26 @@ def tie_names(names: Sequence[str], hits: Sequence[Hit], linked: Sequence[Linked
     inside a tied one is tied where it is."""
     by_name: dict[str, frozenset[str]] = {}
     how: dict[str, str] = {}
+    scripts = {h.chunk.id: hit_script(h) for h in hits}
+    folded: dict[str, str] = {}  # chunk id → its text folded, read once whatever the names
+
+    def text_of(hit: Hit) -> str:
+        if hit.chunk.id not in folded:
+            folded[hit.chunk.id] = _folded(hit)
+        return folded[hit.chunk.id]
+
     for name in sorted(dict.fromkeys(names), key=len, reverse=True):  # "Jared Allen" before "Jared"
         within = [n for n in by_name if fold(name) in fold(n)]
         if within:
             by_name[name], how[name] = frozenset().union(*(by_name[n] for n in within)), how[within[0]]
             continue
         script = is_mainly_non_latin(name)
-        others = [h for h in hits if hit_script(h) != script]
+        others = [h for h in hits if scripts[h.chunk.id] != script]
         if not others:
             continue
         forms = _other_script_names(name, script, linked, graph)
-        tied = {h.chunk.id for h in others if any(f in _folded(h) for f in forms)}
-        spelled = set() if tied or script else {h.chunk.id for h in others if transliterated(name, _folded(h))}
+        tied = {h.chunk.id for h in others if any(f in text_of(h) for f in forms)}
+        spelled = set() if tied or script else {h.chunk.id for h in others if transliterated(name, text_of(h))}
         if tied:
             by_name[name], how[name] = frozenset(tied), "graph"
         elif spelled:

@@ -49,7 +49,7 @@ def imputed_votes(results: Sequence[PathResult], weights: Mapping[str, float], k
     within ``gap`` of the best one of the question's own script (or above): an own-language
     question keeps its own-language answer first. Without this, a question's own-language
     distractors that two blind paths agree on outvote its answer in the other language
-    (xquad_xling_dev, docs/decisions.md). ``non_latin``: chunk id → written mainly outside the
+    (docs/decisions.md, "Questions across languages"). ``non_latin``: chunk id → written mainly outside the
     Latin script, for the dense path's chunks."""
     dense = next((r for r in results if r.name == "dense"), None)
     if dense is None:

@@ -56,26 +56,24 @@ class DensePath:
             return PathResult(self.name, self.index.search_dense(queries[0].vector, k, query.filters), ms=_ms(t))
         return PathResult(self.name, self._search(queries, k, query.filters), ms=_ms(t))
 
-    def nearest_across_languages(self, text: str, k: int, filters: SearchFilter | None = None) -> list[ScoredId]:
-        """The chunks nearest ``text`` alone in the spaces that read every language (none when
-        the embedder has no such space): where a name of a question is written in the other
-        script (``kgrag.retrieve.cross_script``)."""
-        return self._search([q for q in self._queries(text) if q.multilingual], k, filters)
-
     def _queries(self, text: str) -> list[SpaceQuery]:
         if self.spaces:
             return self.query_vectors(text, self.index.holds_dense_columns)
         return self.query_vectors(text)
 
     def _search(self, queries: list[SpaceQuery], k: int, filters: SearchFilter | None) -> list[ScoredId]:
-        lists: list[list[ScoredId]] = []
+        found: list[tuple[SpaceQuery, list[ScoredId]]] = []
         for q in queries:
             one_script = q.rows is not None and self.scripts_of is not None
             hits = self.index.search_dense(q.vector, 2 * k if one_script else k, filters)
-            scored = [ScoredId(h.id, h.score * q.scale + q.shift) for h in hits if abs(h.score - q.outside) > 1e-6]
-            if one_script:
-                assert self.scripts_of is not None
-                scripts = self.scripts_of([h.id for h in scored])
+            found.append((q, [ScoredId(h.id, h.score * q.scale + q.shift) for h in hits
+                              if abs(h.score - q.outside) > 1e-6]))
+        # The chunks' scripts, read once for every query that keeps the rows of one script.
+        kept = [h.id for q, scored in found if q.rows is not None for h in scored]
+        scripts = self.scripts_of(kept) if kept and self.scripts_of is not None else {}
+        lists: list[list[ScoredId]] = []
+        for q, scored in found:
+            if q.rows is not None and self.scripts_of is not None:
                 scored = [h for h in scored if scripts.get(h.id, q.rows) == q.rows][:k]
             if q.joins and lists:
                 lists[-1] = _joined(lists[-1], scored, k)

@@ -60,10 +60,13 @@ class RetrievalError(InputError):
 
 def _dense_path(chunk_index: ChunkIndex, embedder: Embedder) -> DensePath:
     if isinstance(embedder, CorpusEmbedder):
-        return DensePath(chunk_index, embedder.query_vectors, spaces=True,
-                         scripts_of=lambda ids: {c.id: is_mainly_non_latin(c.text) for c in chunk_index.get(ids)})
-    return DensePath(chunk_index, lambda q: [SpaceQuery(embedder.embed_queries([q])[0],
-                                                        multilingual=embedder.multilingual)])
+        return DensePath(chunk_index, embedder.query_vectors, spaces=True, scripts_of=_scripts_reader(chunk_index))
+    return DensePath(chunk_index, lambda q: [SpaceQuery(embedder.embed_queries([q])[0])])
+
+
+def _scripts_reader(chunk_index: ChunkIndex) -> Callable[[list[str]], dict[str, bool]]:
+    """Chunk ids → written mainly outside the Latin script (read from their text)."""
+    return lambda ids: {c.id: is_mainly_non_latin(c.text) for c in chunk_index.get(ids)}
 
 
 class Retriever:
@@ -393,9 +396,7 @@ class Retriever:
         """Chunk ids → written mainly outside the Latin script, for fusion to impute the blind
         paths' votes across scripts; None when the dense path cannot compare across scripts (an
         English-only embedder)."""
-        if not self.embedder.multilingual:
-            return None
-        return lambda ids: {c.id: is_mainly_non_latin(c.text) for c in self.chunk_index.get(ids)}
+        return _scripts_reader(self.chunk_index) if self.embedder.multilingual else None
 
     def _name_ties(self, query: Query, top: list[Hit]) -> NameTies:
         """The question's names that no top hit writes, tied to top hits in another script by the

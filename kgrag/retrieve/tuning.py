@@ -80,6 +80,7 @@ class CrossScriptTuning:
     min_dense_across: float = 0.80  # dense similarity a best hit in the other script needs, unless a name ties it
     imputed_gap: float = 0.03  # blind paths vote for an other-script chunk this far under the own script's best
 
+
 GRAPH_WALK = GraphWalkTuning()
 LINKING = LinkingTuning()
 FOLLOW_UPS = FollowUpTuning()

@@ -146,12 +146,16 @@ def _by_meaning(asked: Asked, candidates: list[Pick]) -> list[Pick] | None:
         return None
     own = is_mainly_non_latin(asked.question)
     # A sentence of a passage written in the other script (an English page's Russian name line
-    # is no Chinese passage)
-    other = [c for c in candidates if c.source.n <= tuned.sources and is_mainly_non_latin(c.body) != own
-             and is_mainly_non_latin(c.source.text) != own]
+    # is no Chinese passage); each source's script is read once.
+    first = {c.source.n: c.source.text for c in candidates if c.source.n <= tuned.sources}
+    other_sources = {n for n, text in first.items() if is_mainly_non_latin(text) != own}
+    if not other_sources:
+        return None
+    in_own = [is_mainly_non_latin(c.body) == own for c in candidates]
+    other = [c for c, mine in zip(candidates, in_own, strict=True) if not mine and c.source.n in other_sources]
     if not other:
         return None
-    rivals = sorted((c for c in candidates if is_mainly_non_latin(c.body) == own and c.score > 0),
+    rivals = sorted((c for c, mine in zip(candidates, in_own, strict=True) if mine and c.score > 0),
                     key=lambda c: -c.score)[: tuned.rivals]
     sims = asked.meaning.similarities(asked.question, [c.body for c in [*other, *rivals]]).tolist()
     meant = [s - tuned.rank_penalty * (c.source.n - 1) for c, s in zip([*other, *rivals], sims, strict=True)]
