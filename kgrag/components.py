@@ -33,6 +33,9 @@ if TYPE_CHECKING:  # imported lazily at run time: the models they load are heavy
     from kgrag.retrieve.query_llm import LLMQueryRewriter
 
 
+_UNSET = object()  # a lazily built part not built yet (None is a built "none")
+
+
 class Components:
     """Stores and models for one process, each created once on first use."""
 
@@ -49,6 +52,7 @@ class Components:
         self._reranker: Reranker | None = None
         self._reranker_loaded = False
         self._generator: Generator | None = None
+        self._meaning: object = _UNSET
         self._query_llm: LLMQueryRewriter | None = None
         self._llm_driver: LLMDriver | None = None
         self._asking: Asking | None = None
@@ -192,6 +196,7 @@ class Components:
             self._retriever = Retriever(
                 self.settings.retrieval, self.chunk_index, self.graph, self.embedder,
                 reranker=self.reranker, rewriter=rewriter, query_llm=self.query_llm,
+                across_meaning=self._across_meaning(),
             )
             if self.settings.retrieval.iterate_driver == "llm" and self.llm_driver is not None:
                 self._retriever.driver = self.llm_driver
@@ -244,9 +249,31 @@ class Components:
             self._generator = Generator(self.settings.llm, meaning=self.meaning())
         return self._generator
 
+    def _across_meaning(self):
+        """The gate's reading of other-script sentences (``kgrag.generate.other_script``), or None
+        without a multilingual model."""
+        meaning = self.meaning()
+        if meaning is None:
+            return None
+        from kgrag.generate.other_script import OtherScriptMeaning
+        from kgrag.models.routed import ScriptRoutedEmbedder
+        from kgrag.retrieve.tuning import CROSS_SCRIPT
+
+        embedder, index = self.embedder, self.chunk_index
+        if isinstance(embedder, ScriptRoutedEmbedder):  # e5 stays unloaded for an English corpus
+            return OtherScriptMeaning(meaning, CROSS_SCRIPT.meaning_sources,
+                                      lambda: embedder.searches_multilingual(index.holds_dense_columns))
+        return OtherScriptMeaning(meaning, CROSS_SCRIPT.meaning_sources)
+
     def meaning(self):
         """Language-neutral similarity (``kgrag.models.meaning``) over the embedder's multilingual
-        model, or None when it has none (an English-only model)."""
+        model, or None when it has none (an English-only model); one, whose sentence vectors the
+        gate and the answerer share."""
+        if self._meaning is _UNSET:
+            self._meaning = self._new_meaning()
+        return self._meaning
+
+    def _new_meaning(self):
         from kgrag.models import language_means
         from kgrag.models.embedder import E5Embedder
         from kgrag.models.meaning import CrossLingualMeaning

@@ -190,10 +190,14 @@ class Relation:
 
 @dataclass
 class ScoredId:
-    """A ranked hit from one retrieval primitive (chunk id + score, higher is better)."""
+    """A ranked hit from one retrieval primitive (chunk id + score, higher is better).
+    ``calibrated``: a dense hit's cosine in the vector space the abstention gate's dense
+    threshold is measured in (``SpaceQuery.calibrated``); None: that space did not rank it, or
+    the hit is no dense hit."""
 
     id: str
     score: float
+    calibrated: float | None = None
 
 
 @dataclass

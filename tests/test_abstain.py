@@ -137,7 +137,9 @@ def _hit(title: str, text: str, paths: dict[str, float], section: str = ""):
     from kgrag.types import Chunk
 
     chunk = Chunk(id=title, doc_id=title, text=text, title=title, section_path=section, start=0, end=len(text))
-    return Hit(chunk, 1.0, paths={name: PathRank(1, score) for name, score in paths.items()})
+    # dense scores here are the English model's cosines, on the gate's scale
+    return Hit(chunk, 1.0, paths={name: PathRank(1, score, score if name == "dense" else None)
+                                  for name, score in paths.items()})
 
 
 def _assess(question: str, hits):

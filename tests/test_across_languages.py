@@ -8,6 +8,8 @@ blind paths' imputed votes (``fusion.imputed_votes``), the answerer's meaning sc
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from kgrag.retrieve.abstain import GateSettings, assess
@@ -134,3 +136,40 @@ def test_a_code_line_answers_only_a_question_asking_for_code():
     assert not is_code(text, text.index("It returns"), "It returns 204.")
     assert not is_code(text, 0, "Roles are assigned in bulk.")
     assert is_code("", 0, "timeout = 10") and is_code("", 0, "def f(x):") and not is_code("", 0, "x equals 10.")
+
+
+def test_e5_cosines_do_not_vouch_for_an_english_question(demo_kb):
+    """In a bilingual knowledge base an English question is searched with e5 too, whose cosines
+    bunch in 0.7–0.9 whatever the text says; only the English model's cosine is held against the
+    gate's dense threshold. With e5's counted (as before), an off-topic question went through and
+    was answered with a sentence about the Black Book of the Admiralty."""
+    question = "What is the boiling point of water?"
+    result = demo_kb.retriever.retrieve(question)
+    assert result.below_threshold and result.gate["reason"] == "weak dense match and low word coverage", result.gate
+    assert result.gate["best_dense"] is not None and result.gate["best_dense"] < 0.35, result.gate
+    assert max(h.paths["dense"].score for h in result.hits[:5] if "dense" in h.paths) > 0.7  # e5's, not counted
+    e5_counted = [replace(h, paths={**h.paths, "dense": replace(h.paths["dense"], calibrated=h.paths["dense"].score)})
+                  if "dense" in h.paths else h for h in result.hits]
+    assert not assess(question, e5_counted, result.query.linked, GateSettings()).abstain
+
+
+def test_sentence_meaning_vouches_for_an_answer_written_in_the_other_script(demo_kb):
+    """The custom-role question's answer is a Chinese sentence of a mixed passage (English words
+    beside it): the English words cannot cover the question, and the English model's cosine is
+    weak, so the gate reads the other-script sentences by meaning. Without it, it refuses."""
+    result = demo_kb.retriever.retrieve(ROLE)
+    assert not result.below_threshold and result.gate["meaning_across"] >= 0.815, result.gate
+    alone = assess(ROLE, result.hits, result.query.linked, GateSettings(), ties=result.name_ties)
+    assert alone.abstain and alone.reason == "weak dense match and low word coverage", alone
+
+
+def test_sentence_meaning_decides_for_a_best_hit_in_the_other_script(demo_kb):
+    """A best hit in another script is answered from when a sentence of the first hits means what
+    the question asks, not when the passage is merely on a near subject."""
+    result = demo_kb.retriever.retrieve(FILM)
+    hits, linked = result.hits, result.query.linked
+    assert assess(FILM, hits, linked, GateSettings(), meaning=lambda: 0.95).meaning_across == 0.95
+    assert not assess(FILM, hits, linked, GateSettings(), meaning=lambda: 0.95).abstain
+    weak = assess(FILM, hits, linked, GateSettings(), meaning=lambda: 0.84)  # under the Chinese question's 0.85
+    assert weak.abstain and weak.reason == "weak match with a hit in another script", weak
+    assert not result.below_threshold and result.gate["meaning_across"] >= 0.85, result.gate  # the shipped model

@@ -285,3 +285,30 @@ def test_an_english_question_reaches_a_chinese_term_defined_with_its_english_nam
     assert [(le.surface, le.name) for le in result.query.linked] == [("single sign-on", "单点登录")]
     assert any("每个租户都必须启用单点登录" in h.chunk.text for h in result.hits), [h.chunk.text[:30] for h in result.hits]
     assert [le.name for le in defined_kb.retriever.retrieve("What is SSO?", modes=["bm25"]).query.linked] == ["单点登录"]
+
+
+def test_the_gate_reads_no_sentence_meaning_in_an_english_knowledge_base(tmp_path, recognizer):
+    """The gate weighs sentences written in another script than the question by meaning only in
+    a bilingual knowledge base: a Russian line inside an English page of an English corpus is
+    no reason to load e5 (seconds and hundreds of megabytes) for every English question."""
+    from kgrag.components import Components
+    from kgrag.config import EmbedderSettings, Settings
+    from kgrag.generate.other_script import other_script_sentences
+    from kgrag.models.embedder import build_embedder
+    from tests.conftest import hotpot_records, write_jsonl
+
+    embedder = build_embedder(EmbedderSettings())
+    mixed = {"id": "moscow", "title": "Moscow",
+             "text": "Moscow is the capital of Russia. Москва — столица России и крупнейший город страны."}
+    write_jsonl(tmp_path / "en.jsonl", [*hotpot_records(20), mixed])
+    comps = Components(Settings(data_dir=tmp_path / "kb"), embedder=embedder, recognizer=recognizer)
+    question = "Which city is the capital of Russia?"
+    try:
+        assert not comps.ingest_job().run([tmp_path / "en.jsonl"], progress=False).failed
+        assert not embedder.searches_multilingual(comps.chunk_index.holds_dense_columns)
+        result = comps.retriever.retrieve(question)
+        assert other_script_sentences(question, result.hits[:3]), [h.chunk.title for h in result.hits[:3]]
+        assert comps.retriever.across_meaning is not None
+        assert comps.retriever.across_meaning(question, result.hits) is None  # not read: e5 is not for this corpus
+    finally:
+        comps.close()

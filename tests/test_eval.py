@@ -470,3 +470,24 @@ def test_same_tells_whether_two_runs_behaved_alike_question_by_question(componen
     assert result.exit_code == 1
     assert f"| bm25 | {n} | {n - 1}/{n} | {n - 1}/{n} | {n}/{n} |" in result.stdout
     assert f"differs: {changed['id']}" in result.stderr
+def test_off_topic_questions_are_scored_by_abstention_alone(components, tiny_set, tmp_path):
+    """--off-topic: another set's questions asked of this knowledge base, which answers none of
+    them; only abstention is reported. A question whose gold passage is in this corpus is no
+    off-topic question and is refused."""
+    corpus, _ = tiny_set
+    foreign = write_jsonl(tmp_path / "foreign.jsonl", [
+        {"id": "o1", "question": "What is the boiling point of water at sea level?", "answers": ["100 °C"],
+         "gold_ids": ["other-1"]},
+        {"id": "o2", "question": "How do I reset my VPN password?", "answers": ["self-service"], "gold_ids": ["other-2"]},
+        {"id": "o3", "question": "^", "answers": ["x"], "gold_ids": ["other-3"]},
+    ])
+    report = run_eval(components, corpus, foreign, modes="bm25+dense+graph", answers=True, off_topic=True)
+    assert report.off_topic is not None and report.negatives is None and report.off_topic.queries == 3
+    assert report.off_topic.gate_abstained == 1.0 and report.off_topic.answer_abstained == 1.0
+    assert report.off_topic.reasons["the question names nothing to look for"] == 1
+    md = report.markdown()
+    assert "Off-topic questions" in md and "| gate | 100.0 |" in md and "R@1" not in md
+    with pytest.raises(EvalDataError, match="off-topic questions must come from another set"):
+        run_eval(components, corpus, write_jsonl(tmp_path / "own.jsonl", TINY_QUERIES[:1]), modes="bm25", off_topic=True)
+    with pytest.raises(EvalConfigError, match="drop --negatives"):
+        run_eval(components, corpus, foreign, modes="bm25", off_topic=True, negatives=True)

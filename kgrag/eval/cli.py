@@ -42,6 +42,8 @@ def _ints(value: str) -> list[int]:
               help="Ask each question after the conversation in its meta.context (follow-ups scored as threads).")
 @click.option("--negatives", is_flag=True, help="Negative rejection: also judge every question with its gold passages "
               "taken out of its hits; report abstention with the gold present (want low) and removed (want high).")
+@click.option("--off-topic", is_flag=True, help="The questions are another set's, which this corpus does not answer "
+              "(their gold ids name none of its documents): report only how many the gate and the answer decline.")
 @click.option("--json", "json_out", type=_OUT, help="Write the full report with per-query results here.")
 @click.option("--markdown", "markdown_out", type=_OUT, help="Write the Markdown tables here too.")
 @click.option("--chart", "chart_out", type=_OUT, help="Write a PNG bar chart of recall per mode here.")
@@ -56,7 +58,7 @@ def _ints(value: str) -> list[int]:
               help="Bootstrap resamples for --compare.")
 @click.pass_context
 def eval_command(ctx: click.Context, corpus: Path | None, queries: Path | None, limit, modes, ks, top_k, answers, answer_mode,
-                 history, negatives, json_out, markdown_out, chart_out, kb_dir, reingest, no_progress, compare, resamples) -> None:
+                 history, negatives, off_topic, json_out, markdown_out, chart_out, kb_dir, reingest, no_progress, compare, resamples) -> None:
     """Score retrieval (and answers) on a benchmark set; prints a Markdown ablation table.
 
     `kgrag eval report RUN.json ...` makes the published tables from saved runs."""
@@ -66,7 +68,7 @@ def eval_command(ctx: click.Context, corpus: Path | None, queries: Path | None, 
         raise click.UsageError("Missing option '--queries'.")
     settings = ctx.obj
     options = dict(modes=modes, limit=limit, ks=_ints(ks), top_k=top_k, answers=answers, answer_mode=answer_mode,
-                   history=history, negatives=negatives, progress=not no_progress and sys.stderr.isatty())
+                   history=history, negatives=negatives, off_topic=off_topic, progress=not no_progress and sys.stderr.isatty())
     if compare:
         _compare(settings, compare, corpus, queries, kb_dir, reingest, resamples, json_out, markdown_out, options)
         return

@@ -183,3 +183,16 @@ def check_gold_in_corpus(queries: list[EvalQuery], corpus: Corpus) -> None:
         raise EvalDataError(
             f"{len(missing)} gold id(s) are not ids of corpus {corpus.path}: {shown}{more}"
         )
+
+
+def check_gold_outside_corpus(queries: list[EvalQuery], corpus: Corpus) -> None:
+    """Off-topic questions (another set's, asked of this knowledge base) must not have their gold
+    passages here: a question this corpus answers is no off-topic question."""
+    ids = corpus.ids
+    inside = [(q.id, g) for q in queries for g in q.gold_ids if g in ids]
+    if inside:
+        shown = ", ".join(f"{g!r} (query {qid!r})" for qid, g in inside[:5])
+        raise EvalDataError(
+            f"{len(inside)} gold id(s) of these off-topic questions are documents of corpus {corpus.path}: {shown}; "
+            "off-topic questions must come from another set"
+        )

@@ -37,12 +37,13 @@ class NegativeSummary:
     reasons_present: dict[str, int]
 
 
-def without_gold(generator, q: EvalQuery, result: RetrievalResult, retrieval_settings, served_k: int) -> dict[str, Any]:
+def without_gold(generator, q: EvalQuery, result: RetrievalResult, retriever, served_k: int) -> dict[str, Any]:
     """The gate's (and the answer's) verdict on the question's hits with its gold passages out."""
     gold = set(q.gold_ids)
     hits = [h for h in result.hits if h.chunk.doc_id not in gold]
-    gate = assess(result.query.question, hits[:served_k], result.query.linked, gate_settings(retrieval_settings),
-                  reranked=result.reranker is not None, ties=result.name_ties)
+    gate = assess(result.query.question, hits[:served_k], result.query.linked, gate_settings(retriever.settings),
+                  reranked=result.reranker is not None, ties=result.name_ties,
+                  meaning=retriever.meaning_of(result.query.question, hits[:served_k]))
     record: dict[str, Any] = {"gate": gate.to_dict(), "hits": len(hits)}
     if generator is not None:
         answer = generator.answer(q.question, hits[:served_k], abstain=gate.abstain,
@@ -65,4 +66,30 @@ def summarize(mode_name: str, per_query: list[dict[str, Any]]) -> NegativeSummar
         answer_removed=m.mean([float(r["negative"]["answer"]["abstained"]) for r in answered]) if answered else None,
         reasons_removed=dict(Counter(g["reason"] for g in removed if g["reason"])),
         reasons_present=dict(Counter(g["reason"] for g in present if g["reason"])),
+    )
+
+
+@dataclass
+class OffTopicSummary:
+    """Another set's questions asked of this knowledge base, which answers none of them: every
+    one should be declined."""
+
+    mode: str  # whose hits the gate read
+    questions_file: str
+    queries: int
+    gate_abstained: float  # should be high
+    answer_abstained: float | None  # None: no answers scored
+    reasons: dict[str, int]  # why the gate abstained
+
+
+def summarize_off_topic(mode_name: str, per_query: list[dict[str, Any]], questions_file: str) -> OffTopicSummary:
+    gates = [r["modes"][mode_name]["gate"] for r in per_query]
+    answered = [r["answer"] for r in per_query if "answer" in r]
+    return OffTopicSummary(
+        mode=mode_name,
+        questions_file=questions_file,
+        queries=len(per_query),
+        gate_abstained=m.mean([float(g["abstain"]) for g in gates]),
+        answer_abstained=m.mean([float(a["abstained"]) for a in answered]) if answered else None,
+        reasons=dict(Counter(g["reason"] for g in gates if g.get("reason"))),
     )

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from kgrag.eval.kb import IngestInfo
-from kgrag.eval.negatives import NegativeSummary
+from kgrag.eval.negatives import NegativeSummary, OffTopicSummary
 
 # Stages in pipeline order; the three paths run in parallel, so they do not add up to total.
 STAGES = ("link", "dense", "bm25", "graph", "rewrite", "fusion", "iterate", "fetch", "rerank", "parents", "total")
@@ -76,6 +76,7 @@ class EvalReport:
     wall_seconds: float = 0.0
     query_seconds: float = 0.0
     negatives: NegativeSummary | None = None
+    off_topic: OffTopicSummary | None = None
     # Which code measured it, when, and the settings behind the figures (kgrag.eval.provenance);
     # None in reports written before it was recorded.
     provenance: dict[str, Any] | None = None
@@ -145,6 +146,8 @@ def render_markdown(r: EvalReport) -> str:
         p = r.provenance
         out[-1:] = [f"Measured by kgrag {p.get('kgrag')} at commit `{p.get('commit')}` on {p.get('date')}, "
                     f"{p.get('cpus')} CPUs.", ""]
+    if r.off_topic is not None:  # the questions' gold is elsewhere: only declining is scored
+        return "\n".join([*out, *off_topic_lines(r.off_topic)]) + "\n"
     out += modes_table(r.modes, r.ks)
     stages = [st for st in STAGES if any(st in s.latency_ms for s in r.modes)]
     out += ["", "Latency per stage, ms, p50 / p95 (paths run in parallel: they do not add up to total):", ""]
@@ -192,6 +195,18 @@ def answers_table(a: AnswerSummary) -> list[str]:
                      "cited gold passage", "p50 ms", "p95 ms"],
                     [[_pct(a.contains), _pct(a.leads), _pct(a.exact), _pct(a.abstained), _pct(a.citation_precision),
                       _pct(a.citation_gold), _ms(a.latency_ms.get("p50")), _ms(a.latency_ms.get("p95"))]], align_left=0)]
+
+
+def off_topic_lines(o: OffTopicSummary) -> list[str]:
+    """Off-topic questions: what share the gate and the answer declined (want 100)."""
+    rows = [["gate", _pct(o.gate_abstained)]]
+    if o.answer_abstained is not None:
+        rows.append(["answer", _pct(o.answer_abstained)])
+    reasons = "; ".join(f"{k}: {v}" for k, v in sorted(o.reasons.items(), key=lambda kv: -kv[1]))
+    return [f"Off-topic questions: `{o.questions_file}` ({o.queries}) asked of a knowledge base that answers none "
+            f"of them; hits of `{o.mode}`.", "",
+            *_table(["abstained (want high)", "%"], rows),
+            "", f"Gate reasons: {reasons or 'none'}."]
 
 
 def negatives_table(n: NegativeSummary) -> list[str]:

@@ -28,10 +28,10 @@ from kgrag.asking import Asking, AskRequest
 from kgrag.errors import InputError
 from kgrag.eval import metrics as m
 from kgrag.eval.answers import answer_contains, answer_exact, answer_leads, check_citations
-from kgrag.eval.data import EvalQuery, check_gold_in_corpus, load_corpus, load_queries
+from kgrag.eval.data import EvalQuery, check_gold_in_corpus, check_gold_outside_corpus, load_corpus, load_queries
 from kgrag.eval.kb import ensure_kb, served_knowledge_base
 from kgrag.eval.negatives import summarize as summarize_negatives
-from kgrag.eval.negatives import without_gold
+from kgrag.eval.negatives import summarize_off_topic, without_gold
 from kgrag.eval.provenance import provenance
 from kgrag.eval.report import AnswerSummary, EvalReport, ModeSummary
 from kgrag.retrieve.pipeline import RetrievalError
@@ -142,6 +142,7 @@ def run_eval(
     progress: bool = False,
     history: bool = True,
     negatives: bool = False,
+    off_topic: bool = False,
 ) -> EvalReport:
     """Score ``queries_path`` against ``corpus_path`` with the components' pipeline.
 
@@ -155,6 +156,9 @@ def run_eval(
     of its thread); False asks every question on its own. ``negatives``: also judge each
     question with its gold passages taken out of its hits (``kgrag.eval.negatives``): the
     abstention gate, and the answer when answers are scored, should abstain there.
+    ``off_topic``: the questions are another set's, which this knowledge base does not answer
+    (their gold ids name no document of it): only abstention is scored (``OffTopicSummary``),
+    and every question should be declined.
     """
     started = time.perf_counter()
     measured_by = provenance(components.settings)
@@ -173,12 +177,14 @@ def run_eval(
         raise EvalConfigError(f"answer mode {gen_mode.name!r} is not one of the evaluated modes")
 
     queries = load_queries(Path(queries_path), limit)
+    if off_topic and negatives:
+        raise EvalConfigError("off-topic questions have no gold passages here to take out: drop --negatives")
     if corpus_path is None:
         corpus, ingest = served_knowledge_base(components)
-        check_gold_in_corpus(queries, corpus)
     else:
         corpus = load_corpus(Path(corpus_path))
-        check_gold_in_corpus(queries, corpus)
+    (check_gold_outside_corpus if off_topic else check_gold_in_corpus)(queries, corpus)
+    if corpus_path is not None:
         ingest = ensure_kb(components, corpus, progress=progress)
 
     retriever = components.retriever
@@ -211,7 +217,7 @@ def run_eval(
             if generator is not None and mode.name == gen_mode.name:
                 record["answer"] = _answer(asking, ask, q, result, served_k)
             if negatives and mode.name == gen_mode.name:
-                record["negative"] = without_gold(generator, q, result, retriever.settings, served_k)
+                record["negative"] = without_gold(generator, q, result, retriever, served_k)
             bar.update()
         per_query.append(record)
     bar.close()
@@ -230,6 +236,7 @@ def run_eval(
         modes=[_summarize(mode, per_query, ks, min(depth, len(corpus.titles))) for mode in mode_list],
         answers=_summarize_answers(gen_mode.name, per_query, components.settings.llm.model) if generator else None,
         negatives=summarize_negatives(gen_mode.name, per_query) if negatives else None,
+        off_topic=summarize_off_topic(gen_mode.name, per_query, str(queries_path)) if off_topic else None,
         ingest=ingest,
         retrieval_settings=retriever.settings.model_dump(mode="json"),
         per_query=per_query,

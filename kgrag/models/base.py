@@ -49,7 +49,9 @@ class SpaceQuery(NamedTuple):
     the space does not hold scores ``outside`` exactly and is no hit of this space. ``rows``:
     only chunks written mainly outside the Latin script (True) or in it (False) are hits of this
     query (None: all). ``joins``: its hits and the previous query's make one list (one space read
-    two ways, each for the rows it reads well)."""
+    two ways, each for the rows it reads well). ``calibrated``: its similarities are on the scale
+    the abstention gate's ``abstain_min_dense`` was measured on (the English model's; e5's cosines
+    bunch in 0.7–0.9 whatever the text says and vouch for nothing)."""
 
     vector: np.ndarray
     scale: float = 1.0
@@ -57,6 +59,7 @@ class SpaceQuery(NamedTuple):
     outside: float = 0.0
     rows: bool | None = None
     joins: bool = False
+    calibrated: bool = True
 
 
 @runtime_checkable

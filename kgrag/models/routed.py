@@ -158,16 +158,24 @@ class ScriptRoutedEmbedder:
                 return queries
         if holds(ml):
             vector = self.multilingual_model.embed_queries([question])[0]
+            # e5's cosines are not on the scale the gate's dense threshold is measured on.
             if bilingual and self.language_means is not None:
                 # Passages of the question's own script by plain cosine (taking the means out
                 # reorders them too, for the worse: docs/decisions.md), the other script's
                 # through the language offsets, on one scale.
-                queries.append(self._plain(vector, self._fast_dim)._replace(rows=non_latin))
+                queries.append(self._plain(vector, self._fast_dim)._replace(rows=non_latin, calibrated=False))
                 queries.append(self._across_languages(vector, non_latin, self.language_means)
-                               ._replace(rows=not non_latin, joins=True))
+                               ._replace(rows=not non_latin, joins=True, calibrated=False))
             else:
-                queries.append(self._plain(vector, self._fast_dim))
+                queries.append(self._plain(vector, self._fast_dim)._replace(calibrated=False))
         return queries
+
+    def searches_multilingual(self, held: Callable[..., bool]) -> bool:
+        """Whether an English question searches the index's e5 block (``query_vectors``): a
+        bilingual index, or one without MiniLM vectors (a Chinese corpus). Elsewhere e5 is not
+        loaded for English questions (an English corpus with a Russian passage)."""
+        fast, ml = (0, self._fast_dim), (self._fast_dim, self._fast_dim + self._ml_dim)
+        return self.cross_lingual != "never" and held(ml) and (held(fast, ml) or not held(fast))
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
         """Each text's first ``query_vectors`` vector (its own script's block)."""

@@ -12,7 +12,9 @@ Signals, read from the top ``RANKING.gate_depth`` hits:
 - ``missing_names``: the question's names (linked entity surfaces; in English also words
   written with a capital inside the question) that no top hit contains. A question about
   "Australia" answered from pages that never say "Australia" is not answered.
-- ``best_dense``: the best dense cosine among the top hits (MiniLM: weak on Chinese).
+- ``best_dense``: the best dense cosine among the top hits, in the space the dense threshold is
+  measured in (MiniLM, weak on Chinese; e5's cosines, which bunch in 0.7–0.9 whatever the text
+  says, do not count: an English question of a bilingual knowledge base is searched in both).
 - ``across``: the best hit is written in another script than the question
   (``kgrag.retrieve.cross_script``). Its words cannot cover the question's, so the word signals
   (coverage, missing names, the lone path: only the dense path sees across scripts) give way to
@@ -28,12 +30,12 @@ With a reranker and ``min_score`` set, the reranker's score decides alone.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 
 from kgrag.config import RetrievalSettings
 from kgrag.retrieve import cross_script
-from kgrag.retrieve.tuning import CROSS_SCRIPT, LINKING, RANKING
+from kgrag.retrieve.tuning import CROSS_SCRIPT, LINKING, RANKING, VouchTuning
 from kgrag.retrieve.types import Hit, LinkedEntity, NameTies
 from kgrag.retrieve.word_forms import (
     LATIN_WORD,
@@ -49,7 +51,7 @@ from kgrag.retrieve.word_forms import (
 )
 from kgrag.text.analyze import EN_STOP
 from kgrag.text.normalize import fold_marks
-from kgrag.text.scripts import HAN_RUN, has_han
+from kgrag.text.scripts import HAN_RUN, has_han, is_mainly_non_latin
 
 # A page title's disambiguation, "(film)", "(footballer, born 1906)", or a trailing ", Florida".
 _TITLE_QUALIFIER = re.compile(r"\s*\([^)]*\)\s*$|,.*$")
@@ -71,6 +73,9 @@ class Assessment:
     missing_names: list[str] = field(default_factory=list)
     across: bool = False  # the best hit is written in another script than the question
     across_dense: float | None = None  # ... and its dense similarity (language-neutral)
+    # best language-neutral similarity of the question with an other-script sentence of the
+    # first hits (read only when the words cannot decide; None: not read, or none there)
+    meaning_across: float | None = None
     tied_names: list[str] = field(default_factory=list)  # names found only across scripts
 
     def to_dict(self) -> dict[str, object]:
@@ -105,9 +110,12 @@ def gate_settings(retrieval: RetrievalSettings) -> GateSettings:
 
 
 def assess(question: str, hits: Sequence[Hit], linked: Sequence[LinkedEntity], gate: GateSettings,
-           *, reranked: bool = False, ties: NameTies | None = None) -> Assessment:
+           *, reranked: bool = False, ties: NameTies | None = None,
+           meaning: Callable[[], float | None] | None = None) -> Assessment:
     """The gate's decision on ``hits`` (best first) for ``question``. ``ties``: the question's
-    names tied to hits written in another script (``cross_script.tie_names``)."""
+    names tied to hits written in another script (``cross_script.tie_names``). ``meaning``:
+    gives the best language-neutral similarity of the question with an other-script sentence of
+    the first hits (``AcrossMeaning``), called only when the words cannot decide."""
     if not hits:
         return Assessment(True, "no hits")
     if not linked and not content_words(question):  # "^", "*", "AND", a bare "Who?"
@@ -118,8 +126,12 @@ def assess(question: str, hits: Sequence[Hit], linked: Sequence[LinkedEntity], g
         return Assessment(best < gate.min_score, "reranker score under min_score" if best < gate.min_score else None)
     read = [HitText(h) for h in top]
     coverage = word_coverage(question, read[:RANKING.coverage_depth])
-    dense = [h.paths["dense"].score for h in top if "dense" in h.paths]
+    # The weak-dense rule reads only cosines on the scale ``min_dense`` is measured on (the
+    # English model's, ``PathRank.calibrated``): e5's bunch high whatever the text says. The
+    # subject rule reads the best of any space, as it was measured (docs/decisions.md).
+    dense = [d.calibrated for h in top if (d := h.paths.get("dense")) is not None and d.calibrated is not None]
     best_dense = max(dense) if dense else None
+    any_dense = max((d.score for h in top if (d := h.paths.get("dense")) is not None), default=None)
     other_names = {le.surface: le.name for le in linked}
     missing = [n for n in question_names(question, linked)
                if not name_found(n, read) and not (n in other_names and name_found(other_names[n], read))]
@@ -134,21 +146,60 @@ def assess(question: str, hits: Sequence[Hit], linked: Sequence[LinkedEntity], g
         if "dense" in top[0].paths:
             out.across_dense = round(top[0].paths["dense"].score, 3)
         vouched = bool(tied)  # a name of the question is in a top hit, in the other script
-        if not vouched and (out.across_dense is None or out.across_dense < CROSS_SCRIPT.min_dense_across):
-            out.abstain, out.reason = True, "weak dense match with a hit in another script"
-        else:  # the question, names and all, matched the hit: its names are there in the other script
-            out.tied_names, out.missing_names = [*tied, *missing], []
+        if not vouched and not _meant_across(question, out, meaning):
+            out.abstain, out.reason = True, "weak match with a hit in another script"
+        # else: the question, names and all, matched the hit: its names are there in the other
+        # script (``missing_names`` still lists those neither written nor tied)
     elif missing:
         out.abstain, out.reason = True, "a name in the question is in none of the top hits"
     elif _lone_path(top):
         out.abstain, out.reason = True, "the best hit was found by one retrieval path of several"
-    elif _unsupported_subject(question, names, top, read, coverage, best_dense, gate):
+    elif _unsupported_subject(question, names, top, read, coverage, any_dense, gate):
         out.abstain, out.reason = True, "no top hit is about the question's subject, and they miss its words"
     elif coverage < gate.min_coverage:
         out.abstain, out.reason = True, "low word coverage"
     elif _weak_dense(question, best_dense, gate) and coverage < gate.min_coverage_weak_dense:
         out.abstain, out.reason = True, "weak dense match and low word coverage"
+        # The words sought may be written in the other script: a mixed passage, or an other-script
+        # hit below the first.
+        if meaning is not None and _meant(question, out, meaning):
+            out.abstain, out.reason = False, None
     return out
+
+
+def _vouch(question: str) -> VouchTuning:
+    return CROSS_SCRIPT.non_latin_question if is_mainly_non_latin(question) else CROSS_SCRIPT.latin_question
+
+
+def _meant(question: str, out: Assessment, meaning: Callable[[], float | None]) -> bool:
+    """An other-script sentence of the first hits means what the question asks (records it).
+    Only where sentence meaning vouches alone (``VouchTuning.min_dense`` None): a Chinese
+    question's similarities run high with any English sentence, and no other-script best hit
+    has a dense similarity to hold them to."""
+    vouch = _vouch(question)
+    if vouch.min_dense is not None:
+        return False
+    found = meaning()
+    out.meaning_across = None if found is None else round(found, 3)
+    return found is not None and found >= vouch.min_meaning
+
+
+def _meant_across(question: str, out: Assessment, meaning: Callable[[], float | None] | None) -> bool:
+    """Whether the best hit, written in another script, answers the question: a sentence of the
+    first hits means what it asks, and the best hit's dense similarity holds where the question's
+    script needs it or a name of the question is neither written nor tied (a sentence on a
+    railway's length means "How long is the Trans-Siberian railway?" whichever railway it is
+    about); without sentence meaning, the dense similarity alone."""
+    dense = out.across_dense
+    found = meaning() if meaning is not None else None
+    if found is None:
+        return dense is not None and dense >= CROSS_SCRIPT.min_dense_across
+    out.meaning_across = round(found, 3)
+    vouch = _vouch(question)
+    floor = vouch.min_dense
+    if floor is None and out.missing_names:
+        floor = CROSS_SCRIPT.min_dense_across
+    return found >= vouch.min_meaning and (floor is None or (dense is not None and dense >= floor))
 
 
 def _lone_path(top: Sequence[Hit]) -> bool:

@@ -35,7 +35,7 @@ def rrf(
         weight = weights.get(result.name, 1.0)
         for rank, hit in enumerate(result.hits, start=1):
             fused[hit.id] = fused.get(hit.id, 0.0) + weight / (k + rank)
-            ranks.setdefault(hit.id, {})[result.name] = PathRank(rank, hit.score)
+            ranks.setdefault(hit.id, {})[result.name] = PathRank(rank, hit.score, hit.calibrated)
     return _ordered({cid: v for cid, v in fused.items() if cid in ranks}, ranks)
 
 
@@ -91,7 +91,7 @@ def score_fusion(
         span = (top - low) or 1.0
         for rank, hit in enumerate(result.hits, start=1):
             fused[hit.id] = fused.get(hit.id, 0.0) + weight * (hit.score - low) / span
-            ranks.setdefault(hit.id, {})[result.name] = PathRank(rank, hit.score)
+            ranks.setdefault(hit.id, {})[result.name] = PathRank(rank, hit.score, hit.calibrated)
     return _ordered(fused, ranks)
 
 

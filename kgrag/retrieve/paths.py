@@ -53,7 +53,10 @@ class DensePath:
         t = time.perf_counter()
         queries = self._queries(query.question)
         if len(queries) == 1 and queries[0][1:4] == (1.0, 0.0, 0.0):
-            return PathResult(self.name, self.index.search_dense(queries[0].vector, k, query.filters), ms=_ms(t))
+            hits = self.index.search_dense(queries[0].vector, k, query.filters)
+            if queries[0].calibrated:
+                hits = [ScoredId(h.id, h.score, h.score) for h in hits]
+            return PathResult(self.name, hits, ms=_ms(t))
         return PathResult(self.name, self._search(queries, k, query.filters), ms=_ms(t))
 
     def _queries(self, text: str) -> list[SpaceQuery]:
@@ -66,8 +69,8 @@ class DensePath:
         for q in queries:
             one_script = q.rows is not None and self.scripts_of is not None
             hits = self.index.search_dense(q.vector, 2 * k if one_script else k, filters)
-            found.append((q, [ScoredId(h.id, h.score * q.scale + q.shift) for h in hits
-                              if abs(h.score - q.outside) > 1e-6]))
+            found.append((q, [ScoredId(h.id, cosine, cosine if q.calibrated else None) for h in hits
+                              if abs(h.score - q.outside) > 1e-6 for cosine in [h.score * q.scale + q.shift]]))
         # The chunks' scripts, read once for every query that keeps the rows of one script.
         kept = [h.id for q, scored in found if q.rows is not None for h in scored]
         scripts = self.scripts_of(kept) if kept and self.scripts_of is not None else {}
@@ -95,10 +98,12 @@ def _merge_standardized(lists: list[list[ScoredId]], k: int) -> list[ScoredId]:
     """One ranking from lists scored by different models: each score is standardized within its
     own list (z = (s - mean) / std over that list's candidates), a chunk takes its best z, and
     keeps the cosine of the list that gave it. A hit that stands out in its own model's ranking
-    goes first, whichever model's raw scale runs higher. One list keeps its order."""
+    goes first, whichever model's raw scale runs higher. One list keeps its order. A chunk keeps
+    its cosine in the gate's calibrated space (``ScoredId.calibrated``) from whichever list holds it."""
     nonempty = [hits for hits in lists if hits]
     if len(nonempty) <= 1:
         return (nonempty[0] if nonempty else [])[:k]
+    calibrated = {h.id: h.calibrated for hits in nonempty for h in hits if h.calibrated is not None}
     best: dict[str, tuple[float, ScoredId]] = {}
     for hits in nonempty:
         scores = np.array([h.score for h in hits], dtype=np.float64)
@@ -108,7 +113,7 @@ def _merge_standardized(lists: list[list[ScoredId]], k: int) -> list[ScoredId]:
             if hit.id not in best or hit_z > best[hit.id][0]:
                 best[hit.id] = (hit_z, hit)
     ranked = sorted(best.values(), key=lambda pair: -pair[0])
-    return [hit for _, hit in ranked[:k]]
+    return [ScoredId(hit.id, hit.score, calibrated.get(hit.id)) for _, hit in ranked[:k]]
 
 
 class KeywordPath:

@@ -31,6 +31,7 @@ from kgrag.retrieve.recency import Recency, prefer_recent
 from kgrag.retrieve.tuning import RANKING
 from kgrag.retrieve.types import (
     PATHS,
+    AcrossMeaning,
     Completion,
     Exclusion,
     Hit,
@@ -81,13 +82,16 @@ class Retriever:
         rewriter: Callable[[Completion], str] | None = None,
         driver: IterationDriver | None = None,
         query_llm: QueryLLM | None = None,
+        across_meaning: AcrossMeaning | None = None,
     ):
         """``rewriter``: turns a follow-up into a standalone question (the LLM, when one is
         configured: ``kgrag.retrieve.followup_llm``); any exception it raises keeps the rule's
         completion, with the reason in the trace. ``driver``: plans iterative rounds (default:
         the LLM-free ``EntityFeedbackDriver``). ``query_llm``: rewrites questions when a rewrite
         is switched on (``kgrag.retrieve.llm_rewrites``; None: a switched-on rewrite adds nothing and
-        the trace says no LLM is configured)."""
+        the trace says no LLM is configured). ``across_meaning``: what the gate reads when a
+        question's words cannot be found because the hits are written in another script (None:
+        the dense similarity alone decides there)."""
         self.settings = settings
         self.chunk_index = chunk_index
         self.graph = graph
@@ -96,6 +100,7 @@ class Retriever:
         self.linker = linker or EntityLinker(graph, settings.fuzzy_link_threshold)
         self.rewriter = rewriter
         self.query_llm = query_llm
+        self.across_meaning = across_meaning
         self.entity_driver = EntityFeedbackDriver(
             graph.chunk_entities, lambda ids: [c.text for c in chunk_index.get(ids)], lambda: self.settings.iterate_hits,
             lambda: self.settings.iterate_max_seeds)
@@ -210,7 +215,8 @@ class Retriever:
             timings["parents"] = _ms(t)
         t = time.perf_counter()
         ties = self._name_ties(query, hits[: RANKING.gate_depth])
-        gate = assess(question, hits, query.linked, gate_settings(s), reranked=reranker_name is not None, ties=ties)
+        gate = assess(question, hits, query.linked, gate_settings(s), reranked=reranker_name is not None, ties=ties,
+                      meaning=self.meaning_of(question, hits))
         timings["gate"] = _ms(t)
         below = gate.abstain
         if s.min_score is not None and reranker_name is not None:
@@ -397,6 +403,13 @@ class Retriever:
         paths' votes across scripts; None when the dense path cannot compare across scripts (an
         English-only embedder)."""
         return _scripts_reader(self.chunk_index) if self.embedder.multilingual else None
+
+    def meaning_of(self, question: str, hits: Sequence[Hit]) -> Callable[[], float | None] | None:
+        """The gate's ``meaning`` for these hits (read when called; None without a model)."""
+        across = self.across_meaning
+        if across is None:
+            return None
+        return lambda: across(question, hits[: RANKING.gate_depth])
 
     def _name_ties(self, query: Query, top: list[Hit]) -> NameTies:
         """The question's names that no top hit writes, tied to top hits in another script by the

@@ -74,11 +74,22 @@ class RankingTuning:
 
 
 @dataclass(frozen=True)
+class VouchTuning:
+    """What vouches for text in another script than a question of one script (the gate)."""
+
+    min_meaning: float  # best language-neutral similarity of the question with an other-script sentence
+    min_dense: float | None  # ... and the best hit's dense similarity (None: not read)
+
+
+@dataclass(frozen=True)
 class CrossScriptTuning:
     """Questions answered from text in another script (``kgrag.retrieve.cross_script``)."""
 
-    min_dense_across: float = 0.80  # dense similarity a best hit in the other script needs, unless a name ties it
+    min_dense_across: float = 0.80  # dense similarity a best hit in the other script needs without sentence meaning, or with a name missing
     imputed_gap: float = 0.03  # blind paths vote for an other-script chunk this far under the own script's best
+    meaning_sources: int = 3  # the first hits whose other-script sentences the gate weighs by meaning
+    latin_question: VouchTuning = VouchTuning(min_meaning=0.815, min_dense=None)  # an English question
+    non_latin_question: VouchTuning = VouchTuning(min_meaning=0.85, min_dense=0.80)  # a Chinese one
 
 
 GRAPH_WALK = GraphWalkTuning()

@@ -13,6 +13,11 @@ from kgrag.stores.filters import SearchFilter
 from kgrag.text.scripts import has_han
 from kgrag.types import Chunk, GraphPath, ScoredId
 
+# The best language-neutral similarity of a question with a sentence written in another script
+# than it, among the first hits (None: no such sentence, or no multilingual model). Given to
+# retrieval by the components (``kgrag.generate.other_script``): retrieval splits no sentences.
+AcrossMeaning = Callable[[str, Sequence["Hit"]], float | None]
+
 PATHS = ("dense", "bm25", "graph")
 
 
@@ -316,6 +321,7 @@ class RetrievalPath(Protocol):
 class PathRank:
     rank: int  # 1-based
     score: float
+    calibrated: float | None = None  # a dense hit's cosine on the gate's scale (ScoredId.calibrated)
 
 
 @dataclass

@@ -1,0 +1,49 @@
+"""How well sentences written in another script than the question answer it, by meaning.
+
+Words do not cross scripts, so the abstention gate (``kgrag.retrieve.abstain``) cannot count an
+English question's words in a Chinese passage. It reads instead the best language-neutral
+similarity (``kgrag.models.meaning``) between the question and the other-script prose sentences
+(code lines left out) of the first hits: a passage-level similarity vouches for the topic, a
+sentence for the statement the question asks about (docs/decisions.md, "Sentence meaning
+vouches across scripts"). Retrieval is handed this function by the components.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from kgrag.generate.sentences import is_code, split_sentences
+from kgrag.models.meaning import CrossLingualMeaning
+from kgrag.retrieve.types import Hit
+from kgrag.text.scripts import is_mainly_non_latin
+
+_MIN_CHARS = 6  # shorter "sentences" (a number, a label) say nothing by meaning
+
+
+def other_script_sentences(question: str, hits: Sequence[Hit]) -> list[str]:
+    """The prose sentences of ``hits`` written in another script than ``question``."""
+    own = is_mainly_non_latin(question)
+    out: list[str] = []
+    for hit in hits:
+        text = hit.context.text
+        out += [s.text for s in split_sentences(text)
+                if len(s.text) >= _MIN_CHARS and is_mainly_non_latin(s.text) != own and not is_code(text, s.start, s.text)]
+    return list(dict.fromkeys(out))
+
+
+class OtherScriptMeaning:
+    """``(question, hits) → best similarity`` of the question with an other-script sentence of
+    the first ``sources`` hits; None when they hold none, or when ``ready`` says the multilingual
+    model is not to be loaded for this knowledge base's questions (an English corpus with a
+    Russian line)."""
+
+    def __init__(self, meaning: CrossLingualMeaning, sources: int, ready: Callable[[], bool] = lambda: True):
+        self.meaning = meaning
+        self.sources = sources
+        self.ready = ready
+
+    def __call__(self, question: str, hits: Sequence[Hit]) -> float | None:
+        sentences = other_script_sentences(question, hits[: self.sources])
+        if not sentences or not self.ready():
+            return None
+        return float(self.meaning.similarities(question, sentences).max())
