@@ -12,6 +12,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from kgrag.retrieve import cross_script
 from kgrag.retrieve.abstain import GateSettings, assess
 from kgrag.retrieve.types import NameTies, Query
 
@@ -173,3 +174,25 @@ def test_sentence_meaning_decides_for_a_best_hit_in_the_other_script(demo_kb):
     weak = assess(FILM, hits, linked, GateSettings(), meaning=lambda: 0.84)  # under the Chinese question's 0.85
     assert weak.abstain and weak.reason == "weak match with a hit in another script", weak
     assert not result.below_threshold and result.gate["meaning_across"] >= 0.85, result.gate  # the shipped model
+
+
+def test_a_mixed_passage_writing_the_questions_words_needs_no_meaning():
+    """A Chinese question whose best hit is mainly English but writes the question's words in
+    Chinese (a musical's page: its song list in English, its cast in a Chinese sentence) is
+    vouched for by its words and dense similarity, whatever its English sentences mean; the
+    same page without the Chinese sentence is held to the sentence meaning."""
+    from kgrag.retrieve.types import Hit, PathRank
+    from kgrag.types import Chunk
+
+    question = "铺轨的主演员是谁？"
+    songs = "Songs: Making Tracks, Broken Rails, The Golden Spike, Home Again, Across the Mountains. "
+
+    def hit(text: str) -> Hit:
+        chunk = Chunk(id="p#c0", doc_id="p", text=text, title="Making Tracks", section_path="", start=0, end=len(text))
+        return Hit(chunk, 1.0, paths={"dense": PathRank(1, 0.9)})
+
+    mixed = hit(songs * 2 + "铺轨的主演员为杨呈伟。")
+    assert cross_script.across(question, mixed)
+    assert not assess(question, [mixed], [], GateSettings(), meaning=lambda: 0.79).abstain
+    english = hit(songs * 2)
+    assert assess(question, [english], [], GateSettings(), meaning=lambda: 0.79).abstain

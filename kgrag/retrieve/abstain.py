@@ -146,7 +146,7 @@ def assess(question: str, hits: Sequence[Hit], linked: Sequence[LinkedEntity], g
         if "dense" in top[0].paths:
             out.across_dense = round(top[0].paths["dense"].score, 3)
         vouched = bool(tied)  # a name of the question is in a top hit, in the other script
-        if not vouched and not _meant_across(question, out, meaning):
+        if not vouched and not _meant_across(question, out, meaning, gate):
             out.abstain, out.reason = True, "weak match with a hit in another script"
         # else: the question, names and all, matched the hit: its names are there in the other
         # script (``missing_names`` still lists those neither written nor tied)
@@ -184,13 +184,18 @@ def _meant(question: str, out: Assessment, meaning: Callable[[], float | None]) 
     return found is not None and found >= vouch.min_meaning
 
 
-def _meant_across(question: str, out: Assessment, meaning: Callable[[], float | None] | None) -> bool:
+def _meant_across(question: str, out: Assessment, meaning: Callable[[], float | None] | None,
+                  gate: GateSettings) -> bool:
     """Whether the best hit, written in another script, answers the question: a sentence of the
     first hits means what it asks, and the best hit's dense similarity holds where the question's
     script needs it or a name of the question is neither written nor tied (a sentence on a
     railway's length means "How long is the Trans-Siberian railway?" whichever railway it is
-    about); without sentence meaning, the dense similarity alone."""
+    about); without sentence meaning, the dense similarity alone. A hit that writes the question's
+    words all the same (a mixed passage: a Chinese sentence among English lines) is held to the
+    dense similarity alone: its words vouch for it, whatever its other-script sentences mean."""
     dense = out.across_dense
+    if out.coverage >= gate.min_coverage_weak_dense and dense is not None and dense >= CROSS_SCRIPT.min_dense_across:
+        return True
     found = meaning() if meaning is not None else None
     if found is None:
         return dense is not None and dense >= CROSS_SCRIPT.min_dense_across
