@@ -154,8 +154,9 @@ def check(text: str, sources: Sequence[Source]) -> CheckResult:
 
 
 def source_sentences(source: Source) -> list[Sentence]:
-    """The source's sentences an answer can quote (headings left out)."""
-    return [s for s in split_sentences(source.text) if not is_heading(s.text)]
+    """The source's sentences an answer can quote: headings left out, a Markdown one or a line
+    of plain text standing above its paragraph (``Sentence.heading``)."""
+    return [s for s in split_sentences(source.text) if not s.heading and not is_heading(s.text)]
 
 
 def quotable_sentences(source: Source) -> list[Quotable]:

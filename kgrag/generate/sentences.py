@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from kgrag.text.analyze import analyze
 from kgrag.text.markdown_tables import TableLine
-from kgrag.text.scripts import is_no_space_char
+from kgrag.text.scripts import has_han, is_no_space_char
 
 _LINK = re.compile(r"\[([^\]\n]*)\]\([^)\n]*\)")
 _MARKS = re.compile(r"\*\*|(?<!\w)\*|\*(?!\w)|`")  # underscores stay: "loc_" is a prefix
@@ -38,6 +38,16 @@ _SENTENCE_END = re.compile(
     rf"|{_NOT_ABBREVIATION}\.+[\"'”’)\]]*{_MARKERS}(?=\s+(?![a-z])|\s*$)"
 )
 _WRAP = re.compile(r"[ \t]*\n\s*")
+# A plain-text heading (``_plain_heading``): at most this many words, or Chinese characters.
+MAX_HEADING_WORDS = 10
+MAX_HEADING_HAN = 20
+_NOT_HEADING_END = frozenset(".!?。！？;；:：,，、")
+_SENTENCE_CLOSERS = frozenset(".!?。！？:：\"'”’)）")  # a line ending so ends its sentence
+_WORD_END = re.compile(r"[。！？；，、]")
+_FUNCTION_WORDS = frozenset("a an the of and or to in on at by for with from as is are was were be that which "
+                            "who if but not".split())
+_NUMBERED_HEADING = re.compile(
+    r"^(?:(?:\d+(?:\.\d+)*\.?|[IVX]+\.|[A-Z]\.)\s+|第[一二三四五六七八九十百\d]+[章节条部分篇]\s*|[一二三四五六七八九十]+[、.．]\s*)\S")
 # FAQ markers, after optional emphasis ("**问：…？**", "Q: …?", "Question: …"): a question
 # sentence of a FAQ says what is asked, the answer sentences after it say the answer.
 _EMPHASIS = r"[\s*_>]*"
@@ -77,49 +87,87 @@ class Sentence:
     start: int  # span in the text that was split (whitespace trimmed)
     end: int
     text: str  # the span with soft line wraps joined
+    heading: bool = False  # a heading line of plain text ("3.2 Travel Policy" above its paragraph)
 
 
 def split_sentences(text: str) -> list[Sentence]:
-    """Non-empty sentences of ``text`` with their offsets."""
+    """Non-empty sentences of ``text`` with their offsets; a plain-text heading line is a
+    sentence of its own, marked ``heading``."""
     out: list[Sentence] = []
-    for block_start, block_end in _blocks(text):
+    for block_start, block_end, heading in _blocks(text):
         position = block_start
-        for m in _SENTENCE_END.finditer(text, block_start, block_end):
-            _add(text, position, m.end(), out)
-            position = m.end()
-        _add(text, position, block_end, out)
+        if not heading:
+            for m in _SENTENCE_END.finditer(text, block_start, block_end):
+                _add(text, position, m.end(), out)
+                position = m.end()
+        _add(text, position, block_end, out, heading)
     return out
 
 
-def _blocks(text: str) -> Iterator[tuple[int, int]]:
-    """Paragraph-like spans: split at blank lines and around Markdown block lines."""
+def _blocks(text: str) -> Iterator[tuple[int, int, bool]]:
+    """Paragraph-like spans, and whether each is a heading: split at blank lines and around
+    Markdown block lines; a heading line of plain text (``_plain_heading``) outside a fenced
+    block is a block of its own."""
     start = None
     previous_closed = False
+    fenced = False
     offset = 0
-    for line in text.splitlines(keepends=True):
+    lines = text.splitlines(keepends=True)
+    for i, line in enumerate(lines):
         line_start, offset = offset, offset + len(line)
+        fence = _FENCE_LINE.match(line) is not None
+        in_code, fenced = fenced or fence, fenced != fence
         if not line.strip():
             if start is not None:
-                yield start, line_start
+                yield start, line_start, False
             start, previous_closed = None, False
             continue
-        if start is not None and (previous_closed or _BLOCK_LINE.match(line)):
-            yield start, line_start
+        heading = (not in_code and (start is None or lines[i - 1].rstrip()[-1:] in _SENTENCE_CLOSERS)
+                   and _plain_heading(line, lines[i + 1] if i + 1 < len(lines) else ""))
+        if start is not None and (heading or previous_closed or _BLOCK_LINE.match(line)):
+            yield start, line_start, False
             start = None
+        if heading:
+            yield line_start, offset, True
+            previous_closed = False
+            continue
         if start is None:
             start = line_start
         previous_closed = bool(_CLOSED_LINE.match(line))
     if start is not None:
-        yield start, len(text)
+        yield start, len(text), False
 
 
-def _add(text: str, start: int, end: int, out: list[Sentence]) -> None:
+def _plain_heading(line: str, following: str) -> bool:
+    """Whether a line of plain text (a PDF's, a text file's) is a heading above the paragraph
+    that follows it, not the first line of that paragraph: short, without a sentence's final
+    punctuation, numbered ("3.2 Travel Policy"), in capitals or in title case (a Chinese one
+    numbered: "2.1 管理员", "第三章 …": a short Chinese line is as often a wrap), and followed by
+    a line that opens a sentence. Without this the heading was quoted as the start of its
+    paragraph's first sentence."""
+    text, after = line.strip(), following.strip()
+    if not text or not after or _BLOCK_LINE.match(line) or text[-1] in _NOT_HEADING_END:
+        return False
+    if not (after[0].isupper() or after[0].isdigit() or has_han(after[0])):
+        return False
+    if has_han(text):
+        return len(text) <= MAX_HEADING_HAN and not _WORD_END.search(text) and bool(_NUMBERED_HEADING.match(text))
+    words = text.split()
+    if len(words) > MAX_HEADING_WORDS or words[-1].casefold() in _FUNCTION_WORDS:
+        return False
+    if _NUMBERED_HEADING.match(text) or (text.isupper() and len(text) > 1):
+        return True
+    long_words = [w for w in words if len(w) > 3 and w.casefold() not in _FUNCTION_WORDS]
+    return words[0][0].isupper() and bool(long_words) and all(w[0].isupper() for w in long_words)
+
+
+def _add(text: str, start: int, end: int, out: list[Sentence], heading: bool = False) -> None:
     raw = text[start:end]
     stripped = raw.strip()
     if not stripped:
         return
     first = start + len(raw) - len(raw.lstrip())
-    out.append(Sentence(first, first + len(stripped), _WRAP.sub(_join, stripped)))
+    out.append(Sentence(first, first + len(stripped), _WRAP.sub(_join, stripped), heading))
 
 
 def _join(m: re.Match[str]) -> str:

@@ -1,0 +1,44 @@
+"""Answer hygiene: a plain-text heading (a line standing above its paragraph in text read from a
+PDF) is never quoted as part of its sentence (kgrag/generate/sentences.py). Through the real
+pipeline (shipped embedder and recognizer) on a page read like a PDF's text, then the sentence
+reader alone. Code lines: tests/test_across_languages.py."""
+
+from __future__ import annotations
+
+from kgrag.generate.sentences import split_sentences
+from tests.conftest import extractive_answer, pages_fixture
+
+PDF_LIKE = {
+    "travel.txt": (
+        "Travel Handbook\n"
+        "3.2 Travel Policy\n"
+        "Employees must book business travel through the travel portal at least 14 days ahead.\n"
+        "Economy class is the default for flights under six hours.\n"
+        "3.3 Meal Allowance\n"
+        "The daily meal allowance abroad is 60 euros.\n"
+    ),
+}
+travel_kb = pages_fixture(PDF_LIKE)
+
+
+def test_a_heading_line_is_not_quoted_with_its_sentence(travel_kb):
+    """Text read from a PDF keeps a heading on its own line above its paragraph: it had been
+    quoted as the start of the paragraph's first sentence ("3.2 Travel Policy Employees must …")."""
+    answer = extractive_answer(travel_kb, "How far ahead must employees book business travel?")
+    assert "14 days ahead" in answer.text
+    assert "Travel Policy" not in answer.text and "Travel Handbook" not in answer.text
+    assert answer.text.startswith("Employees must book")
+    answer = extractive_answer(travel_kb, "How much is the daily meal allowance abroad?")
+    assert answer.text.startswith("The daily meal allowance abroad is 60 euros")
+
+
+def test_plain_text_headings_are_told_from_wrapped_lines():
+    text = ("3.2 Travel Policy\nEmployees must book travel.\nThe policy applies to\nGermany and France.\n"
+            "\n第三章 差旅\n员工须提前预订。\n短行\n也是正文。\n")
+    sentences = [(s.text, s.heading) for s in split_sentences(text)]
+    assert sentences == [
+        ("3.2 Travel Policy", True), ("Employees must book travel.", False),
+        ("The policy applies to Germany and France.", False),  # a wrapped line is no heading
+        ("第三章 差旅", True), ("员工须提前预订。", False),
+        ("短行也是正文。", False),  # a short Chinese line without a number is a wrap
+    ]
