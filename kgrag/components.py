@@ -28,12 +28,10 @@ if TYPE_CHECKING:  # imported lazily at run time: the models they load are heavy
     from kgrag.asking import Asking
     from kgrag.conversations import ConversationStore
     from kgrag.generate.generator import Generator
+    from kgrag.models.meaning import CrossLingualMeaning
     from kgrag.retrieve.llm_rewrites import LLMDriver
     from kgrag.retrieve.pipeline import Retriever
     from kgrag.retrieve.query_llm import LLMQueryRewriter
-
-
-_UNSET = object()  # a lazily built part not built yet (None is a built "none")
 
 
 class Components:
@@ -52,7 +50,8 @@ class Components:
         self._reranker: Reranker | None = None
         self._reranker_loaded = False
         self._generator: Generator | None = None
-        self._meaning: object = _UNSET
+        self._meaning: CrossLingualMeaning | None = None
+        self._meaning_built = False
         self._query_llm: LLMQueryRewriter | None = None
         self._llm_driver: LLMDriver | None = None
         self._asking: Asking | None = None
@@ -269,8 +268,8 @@ class Components:
         """Language-neutral similarity (``kgrag.models.meaning``) over the embedder's multilingual
         model, or None when it has none (an English-only model); one, whose sentence vectors the
         gate and the answerer share."""
-        if self._meaning is _UNSET:
-            self._meaning = self._new_meaning()
+        if not self._meaning_built:
+            self._meaning, self._meaning_built = self._new_meaning(), True
         return self._meaning
 
     def _new_meaning(self):

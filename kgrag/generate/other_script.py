@@ -4,8 +4,8 @@ Words do not cross scripts, so the abstention gate (``kgrag.retrieve.abstain``) 
 English question's words in a Chinese passage. It reads instead the best language-neutral
 similarity (``kgrag.models.meaning``) between the question and the other-script prose sentences
 (code lines left out) of the first hits: a passage-level similarity vouches for the topic, a
-sentence for the statement the question asks about (docs/decisions.md, "Sentence meaning
-vouches across scripts"). Retrieval is handed this function by the components.
+sentence for the statement the question asks about (docs/decisions.md, "Across scripts the
+gate reads sentences by meaning"). Retrieval is handed this function by the components.
 """
 
 from __future__ import annotations
@@ -43,7 +43,9 @@ class OtherScriptMeaning:
         self.ready = ready
 
     def __call__(self, question: str, hits: Sequence[Hit]) -> float | None:
+        if not self.ready():
+            return None
         sentences = other_script_sentences(question, hits[: self.sources])
-        if not sentences or not self.ready():
+        if not sentences:
             return None
         return float(self.meaning.similarities(question, sentences).max())

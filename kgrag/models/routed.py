@@ -151,10 +151,9 @@ class ScriptRoutedEmbedder:
         non_latin = is_mainly_non_latin(question)
         bilingual = holds(fast, ml)
         if not non_latin:
-            has_fast = holds(fast)
-            if has_fast:
+            if holds(fast):
                 queries.append(self._plain(self.fast.embed_queries([question])[0], 0))
-            if self.cross_lingual == "never" or not (bilingual or not has_fast):
+            if not self.searches_multilingual(holds):
                 return queries
         if holds(ml):
             vector = self.multilingual_model.embed_queries([question])[0]

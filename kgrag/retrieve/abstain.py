@@ -179,8 +179,7 @@ def _meant(question: str, out: Assessment, meaning: Callable[[], float | None]) 
     vouch = _vouch(question)
     if vouch.min_dense is not None:
         return False
-    found = meaning()
-    out.meaning_across = None if found is None else round(found, 3)
+    found = _read(out, meaning)
     return found is not None and found >= vouch.min_meaning
 
 
@@ -194,17 +193,24 @@ def _meant_across(question: str, out: Assessment, meaning: Callable[[], float | 
     words all the same (a mixed passage: a Chinese sentence among English lines) is held to the
     dense similarity alone: its words vouch for it, whatever its other-script sentences mean."""
     dense = out.across_dense
-    if out.coverage >= gate.min_coverage_weak_dense and dense is not None and dense >= CROSS_SCRIPT.min_dense_across:
+    dense_holds = dense is not None and dense >= CROSS_SCRIPT.min_dense_across
+    if dense_holds and out.coverage >= gate.min_coverage_weak_dense:
         return True
-    found = meaning() if meaning is not None else None
+    found = _read(out, meaning) if meaning is not None else None
     if found is None:
-        return dense is not None and dense >= CROSS_SCRIPT.min_dense_across
-    out.meaning_across = round(found, 3)
+        return dense_holds
     vouch = _vouch(question)
     floor = vouch.min_dense
     if floor is None and out.missing_names:
         floor = CROSS_SCRIPT.min_dense_across
     return found >= vouch.min_meaning and (floor is None or (dense is not None and dense >= floor))
+
+
+def _read(out: Assessment, meaning: Callable[[], float | None]) -> float | None:
+    """The gate's sentence meaning, recorded in the assessment."""
+    found = meaning()
+    out.meaning_across = None if found is None else round(found, 3)
+    return found
 
 
 def _lone_path(top: Sequence[Hit]) -> bool:
