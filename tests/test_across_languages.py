@@ -169,9 +169,9 @@ def test_sentence_meaning_decides_for_a_best_hit_in_the_other_script(demo_kb):
     the question asks, not when the passage is merely on a near subject."""
     result = demo_kb.retriever.retrieve(FILM)
     hits, linked = result.hits, result.query.linked
-    assert assess(FILM, hits, linked, GateSettings(), meaning=lambda: 0.95).meaning_across == 0.95
-    assert not assess(FILM, hits, linked, GateSettings(), meaning=lambda: 0.95).abstain
-    weak = assess(FILM, hits, linked, GateSettings(), meaning=lambda: 0.84)  # under the Chinese question's 0.85
+    assert assess(FILM, hits, linked, GateSettings(), meaning=lambda enough: 0.95).meaning_across == 0.95
+    assert not assess(FILM, hits, linked, GateSettings(), meaning=lambda enough: 0.95).abstain
+    weak = assess(FILM, hits, linked, GateSettings(), meaning=lambda enough: 0.84)  # under the Chinese question's 0.85
     assert weak.abstain and weak.reason == "weak match with a hit in another script", weak
     assert not result.below_threshold and result.gate["meaning_across"] >= 0.85, result.gate  # the shipped model
 
@@ -193,6 +193,44 @@ def test_a_mixed_passage_writing_the_questions_words_needs_no_meaning():
 
     mixed = hit(songs * 2 + "铺轨的主演员为杨呈伟。")
     assert cross_script.across(question, mixed)
-    assert not assess(question, [mixed], [], GateSettings(), meaning=lambda: 0.79).abstain
+    assert not assess(question, [mixed], [], GateSettings(), meaning=lambda enough: 0.79).abstain
     english = hit(songs * 2)
-    assert assess(question, [english], [], GateSettings(), meaning=lambda: 0.79).abstain
+    assert assess(question, [english], [], GateSettings(), meaning=lambda enough: 0.79).abstain
+
+
+def test_the_gate_reads_other_script_sentences_until_one_is_enough(demo_kb):
+    """The gate asks whether an other-script sentence of the first hits reaches its bar: the
+    sentences are embedded in the hits' order, a few at a time, and the reading stops at the first
+    that does (each costs e5 ~20 ms here). Asked for the best, it reads them all and finds the same
+    or higher; asked for no bar, it stops after the first few."""
+    from kgrag.generate.other_script import OtherScriptMeaning, other_script_sentences
+    from kgrag.models.meaning import CrossLingualMeaning
+
+    hits = demo_kb.retriever.retrieve(RAILWAY).hits[:3]
+    sentences = other_script_sentences(RAILWAY, hits)
+    assert len(sentences) > 4, sentences
+    shared = demo_kb.meaning()
+
+    def fresh() -> tuple[OtherScriptMeaning, CrossLingualMeaning]:
+        meaning = CrossLingualMeaning(lambda: shared.model, shared.means)  # an empty sentence cache
+        return OtherScriptMeaning(meaning, 3), meaning
+
+    read_all, meaning = fresh()
+    best = read_all(RAILWAY, hits)
+    assert len(meaning._cache) == len(sentences)
+    assert best == float(meaning.similarities(RAILWAY, sentences).max())
+    first_few, meaning = fresh()
+    assert first_few(RAILWAY, hits, -1.0) <= best and len(meaning._cache) == 4
+    at_best, meaning = fresh()
+    assert at_best(RAILWAY, hits, best) == best and len(meaning._cache) <= len(sentences)
+
+
+def test_a_question_embedded_twice_gives_the_same_vector(demo_kb):
+    """e5 keeps the last questions' vectors (the dense path, the gate and the answerer each embed
+    the question): the kept vector is the one computed, and a copy a caller cannot spoil."""
+    e5 = demo_kb.meaning().model
+    first = e5.embed_queries([RAILWAY])
+    first[0, 0] += 1.0  # a caller writing into its copy
+    again = e5.embed_queries([RAILWAY])
+    assert np.allclose(again, e5.embed_queries([RAILWAY, FILM])[:1], atol=1e-6)
+    assert again[0, 0] != first[0, 0]

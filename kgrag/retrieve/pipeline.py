@@ -404,12 +404,13 @@ class Retriever:
         English-only embedder)."""
         return _scripts_reader(self.chunk_index) if self.embedder.multilingual else None
 
-    def meaning_of(self, question: str, hits: Sequence[Hit]) -> Callable[[], float | None] | None:
-        """The gate's ``meaning`` for these hits (read when called; None without a model)."""
+    def meaning_of(self, question: str, hits: Sequence[Hit]) -> Callable[[float], float | None] | None:
+        """The gate's ``meaning`` for these hits (read when called, until a sentence reaches the
+        bar it is given; None without a model)."""
         across = self.across_meaning
         if across is None:
             return None
-        return lambda: across(question, hits[: RANKING.gate_depth])
+        return lambda enough: across(question, hits[: RANKING.gate_depth], enough)
 
     def _name_ties(self, query: Query, top: list[Hit]) -> NameTies:
         """The question's names that no top hit writes, tied to top hits in another script by the

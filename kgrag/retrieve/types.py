@@ -16,7 +16,7 @@ from kgrag.types import Chunk, GraphPath, ScoredId
 # The best language-neutral similarity of a question with a sentence written in another script
 # than it, among the first hits (None: no such sentence, or no multilingual model). Given to
 # retrieval by the components (``kgrag.generate.other_script``): retrieval splits no sentences.
-AcrossMeaning = Callable[[str, Sequence["Hit"]], float | None]
+AcrossMeaning = Callable[[str, Sequence["Hit"], float], float | None]
 
 PATHS = ("dense", "bm25", "graph")
 
