@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 
+from kgrag.generate.extractive.asks import could_answer
 from kgrag.generate.sentences import is_code, split_sentences
 from kgrag.models.meaning import CrossLingualMeaning
 from kgrag.retrieve.types import Hit
@@ -35,12 +36,14 @@ def other_script_sentences(question: str, hits: Sequence[Hit]) -> list[str]:
 
 class OtherScriptMeaning:
     """``(question, hits, enough) → best similarity`` of the question with an other-script
-    sentence of the first ``sources`` hits; None when they hold none, or when ``ready`` says the
-    multilingual model is not to be loaded for this knowledge base's questions (an English corpus
-    with a Russian line). The sentences are read in the hits' order, a few at a time, and the
-    reading stops at the first of ``enough`` or more: the gate asks whether one does, and e5
-    embeds ~60 sentences a second here (reading them all was half the retrieval time of a
-    bilingual knowledge base's questions, docs/decisions.md)."""
+    sentence of the first ``sources`` hits that could answer it (``asks.could_answer``: "how
+    many" needs a number, "at most" not only a lower bound; 0.0 when none could); None when they
+    hold no other-script sentence, or when ``ready`` says the multilingual model is not to be
+    loaded for this knowledge base's questions (an English corpus with a Russian line). The
+    sentences are read in the hits' order, a few at a time, and the reading stops at the first of
+    ``enough`` or more: the gate asks whether one does, and e5 embeds ~60 sentences a second here
+    (reading them all was half the retrieval time of a bilingual knowledge base's questions,
+    docs/decisions.md)."""
 
     def __init__(self, meaning: CrossLingualMeaning, sources: int, ready: Callable[[], bool] = lambda: True):
         self.meaning = meaning
@@ -51,7 +54,10 @@ class OtherScriptMeaning:
         if not self.ready():
             return None
         sentences = other_script_sentences(question, hits[: self.sources])
-        best: float | None = None
+        if not sentences:
+            return None
+        sentences = [s for s in sentences if could_answer(question, s)]
+        best: float | None = 0.0 if not sentences else None
         for start in range(0, len(sentences), _READ_AT_ONCE):
             found = float(self.meaning.similarities(question, sentences[start:start + _READ_AT_ONCE]).max())
             best = found if best is None else max(best, found)

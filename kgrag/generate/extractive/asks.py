@@ -35,7 +35,7 @@ _ASKS: tuple[tuple[str, re.Pattern[str]], ...] = (
 )
 
 _FITS: dict[str, re.Pattern[str]] = {
-    "amount": re.compile(r"\d|[一二两三四五六七八九十百千万亿]+\s*[元个种位只次人岁米吨块]|[$€£¥]|\b(?:dollars?|"
+    "amount": re.compile(r"\d|[一二两三四五六七八九十百千万亿]+\s*[元个种位只次人岁米吨块名项条倍座]|[$€£¥]|\b(?:dollars?|"
                          r"euros?|pounds?|million|billion|thousand|hundred|dozen|two|three|four|five|six|seven|"
                          r"eight|nine|ten|eleven|twelve|twenty|fifty)\b|免费|\bfree\b", re.I),
     "duration": re.compile(r"\d+\s*(?:seconds?|minutes?|hours?|days?|weeks?|months?|years?)|每(?:天|日|周|月|年|小时)|"
@@ -94,3 +94,43 @@ def fits(kind: str | None, sentence: str) -> bool:
 def _fits(kind: str, sentence: str) -> bool:
     """The extractive answerer asks again for each sentence picked."""
     return bool(_FITS[kind].search(_ADDRESS.sub(" ", sentence)))
+
+
+# The kinds of answer a sentence holds as a value, in any script: a number, an amount of time, a
+# date. A sentence without one cannot answer "how many", "how long" or "when", however close its
+# meaning (the person and place cues are read from words, and few cross scripts).
+VALUE_KINDS = frozenset({"amount", "duration", "time"})
+
+# One bound of an amount, asked or stated: "at most 64", "至少保留一名".
+_UPPER = re.compile(r"\b(?:at most|maximum|max|up to|no more than|not more than|not exceed\w*)\b|"
+                    r"最多|至多|上限|不超过|不得超过|不高于", re.I)
+_LOWER = re.compile(r"\b(?:at least|minimum|min|no less than|no fewer than|not less than)\b|至少|最少|下限|不少于|不低于",
+                    re.I)
+
+
+def bound_asked(question: str) -> str | None:
+    """"upper" or "lower" when the question asks for one bound of an amount only ("How many
+    administrators can a tenant have at most?"), else None."""
+    upper, lower = bool(_UPPER.search(question)), bool(_LOWER.search(question))
+    return "upper" if upper and not lower else "lower" if lower and not upper else None
+
+
+def states_other_bound(bound: str | None, sentence: str) -> bool:
+    """Whether ``sentence`` states only the bound the question does not ask for ("Every tenant
+    keeps at least one administrator" for "at most"): it says what was not asked, and not what
+    was."""
+    if bound is None:
+        return False
+    same, other = (_UPPER, _LOWER) if bound == "upper" else (_LOWER, _UPPER)
+    return bool(other.search(sentence)) and not same.search(sentence)
+
+
+def could_answer(question: str, sentence: str) -> bool:
+    """Whether ``sentence`` could answer ``question`` by what it holds, whatever its words or
+    script: a value of the kind asked (``VALUE_KINDS``; any sentence when another kind or none is
+    asked), and not only the other bound."""
+    kind = ask_of(question)
+    # "How long is the railway?" asks a length as often as a time: any number holds it.
+    if kind in VALUE_KINDS and not (fits(kind, sentence) or (kind == "duration" and fits("amount", sentence))):
+        return False
+    return not states_other_bound(bound_asked(question), sentence)

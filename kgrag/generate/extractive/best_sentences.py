@@ -36,7 +36,7 @@ from dataclasses import replace
 from kgrag.generate.citations import quotable_sentences
 from kgrag.generate.extractive.answerer import Extracted, Pick
 from kgrag.generate.extractive.asked import Asked
-from kgrag.generate.extractive.asks import asks_for_code, fits
+from kgrag.generate.extractive.asks import asks_for_code, could_answer, fits
 from kgrag.generate.extractive.heading_name import heading_answer
 from kgrag.generate.extractive.sections import heading_levels
 from kgrag.generate.sentences import Sentence, answer_text, is_code, plain, readable_cells, row_text, terms
@@ -152,10 +152,14 @@ def _by_meaning(asked: Asked, candidates: list[Pick]) -> list[Pick] | None:
     if not other_sources:
         return None
     in_own = [is_mainly_non_latin(c.body) == own for c in candidates]
-    other = [c for c, mine in zip(candidates, in_own, strict=True) if not mine and c.source.n in other_sources]
+    # Only sentences that could answer, in either script: a number for "how many", not only a
+    # lower bound for "at most" (``asks.could_answer``).
+    answering = [could_answer(asked.question, c.body) for c in candidates]
+    other = [c for c, mine, can in zip(candidates, in_own, answering, strict=True)
+             if not mine and can and c.source.n in other_sources]
     if not other:
         return None
-    rivals = sorted((c for c, mine in zip(candidates, in_own, strict=True) if mine and c.score > 0),
+    rivals = sorted((c for c, mine, can in zip(candidates, in_own, answering, strict=True) if mine and can and c.score > 0),
                     key=lambda c: -c.score)[: tuned.rivals]
     sims = asked.meaning.similarities(asked.question, [c.body for c in [*other, *rivals]]).tolist()
     meant = [s - tuned.rank_penalty * (c.source.n - 1) for c, s in zip([*other, *rivals], sims, strict=True)]
