@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from kgrag.generate.extractive.asks import bound_asked, could_answer, states_other_bound
+from kgrag.generate.extractive.asks import asks_value, bound_asked, could_answer, states_other_bound
 
 
 @pytest.mark.parametrize("question", [
@@ -45,3 +45,22 @@ def test_a_sentence_could_answer_by_the_value_and_bound_it_holds():
     assert not could_answer("How many administrators must a tenant have?", "管理员拥有全部权限，可以创建和删除用户。")
     assert could_answer("How long is the Guangzhou–Maoming railway?", "广茂铁路全长364.6公里。")  # a length, not a time
     assert could_answer("Who founded the company?", "The company was founded in 1998.")  # not a value kind: any
+
+
+@pytest.mark.parametrize("question, value", [
+    ("How old was John Elway when he played in Super Bowl XXXIII?", True),
+    ("When did the railway open?", True),
+    ("神秘博士多久独自旅行一次？", True),
+    ("南非学校法案是哪一年通过的?", True),
+    ("What happens to the norm when a number is multiplied by p?", False),  # asks what
+    ("When imperialism impacts social norms of a state, what is it called?", False),
+    ("神秘博士的哪个敌人也是时间领主？", False),  # 时间领主: Time Lord, a name
+])
+def test_a_value_is_asked_by_its_interrogative(question, value):
+    assert asks_value(question) is value
+
+
+def test_a_value_is_held_by_a_number_a_count_or_a_frequency():
+    assert could_answer("How old was John Elway then?", "他在 38岁时带领野马队赢得第 33 届超级碗。")
+    assert could_answer("神秘博士多久独自旅行一次？", "The Doctor rarely travels alone.")
+    assert not could_answer("How old was John Elway then?", "约翰·埃尔维目前担任丹佛的总经理。")

@@ -35,7 +35,7 @@ _ASKS: tuple[tuple[str, re.Pattern[str]], ...] = (
 )
 
 _FITS: dict[str, re.Pattern[str]] = {
-    "amount": re.compile(r"\d|[一二两三四五六七八九十百千万亿]+\s*[元个种位只次人岁米吨块名项条倍座]|[$€£¥]|\b(?:dollars?|"
+    "amount": re.compile(r"\d|[一二两三四五六七八九十百千万亿]+\s*[元个种位只次人岁米吨块]|[$€£¥]|\b(?:dollars?|"
                          r"euros?|pounds?|million|billion|thousand|hundred|dozen|two|three|four|five|six|seven|"
                          r"eight|nine|ten|eleven|twelve|twenty|fifty)\b|免费|\bfree\b", re.I),
     "duration": re.compile(r"\d+\s*(?:seconds?|minutes?|hours?|days?|weeks?|months?|years?)|每(?:天|日|周|月|年|小时)|"
@@ -96,10 +96,30 @@ def _fits(kind: str, sentence: str) -> bool:
     return bool(_FITS[kind].search(_ADDRESS.sub(" ", sentence)))
 
 
-# The kinds of answer a sentence holds as a value, in any script: a number, an amount of time, a
-# date. A sentence without one cannot answer "how many", "how long" or "when", however close its
-# meaning (the person and place cues are read from words, and few cross scripts).
-VALUE_KINDS = frozenset({"amount", "duration", "time"})
+# A question asking for a value (a count, an age, a length, a time, a date): a sentence holding no
+# number cannot answer it, in any script. Stricter than ``_ASKS``, which only reorders sentences
+# that share the question's words: "when" asks only when no other interrogative does ("What
+# happens when…?" asks what), "时间领主" is a name, and "how often" is answered by "rarely".
+_ASKS_VALUE = re.compile(
+    r"\bhow (?:much|many|long|old|far|tall|high|big|large|often)\b|\b(?:what|which|in what) (?:year|date|century|decade)\b|"
+    r"多少|几个|几种|几位|几名|几岁|几年|几次|多久|多长|多大|多高|多远|多重|哪一年|哪年|什么时候|何时|几月|几号|几点|哪一天|哪天",
+    re.I)
+_WHEN = re.compile(r"^\s*when\b", re.I)
+_OTHER_INTERROGATIVE = re.compile(r"\b(?:what|which|who|whom|whose|where|why|how)\b", re.I)
+_NUMBER = re.compile(r"\d|[一二两三四五六七八九十百千万亿]+\s*[元个种位只次人岁米吨块名项条倍座年月日天周]|"
+                     r"\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|fifty|"
+                     r"hundred|thousand|million|billion|dozen|once|twice)\b|"
+                     r"\b(?:never|rarely|seldom|sometimes|often|usually|always|daily|weekly|monthly|yearly|annually)\b|"
+                     r"很少|偶尔|经常|通常|总是|从不|每(?:天|日|周|月|年)|世纪|年代", re.I)
+
+
+def asks_value(question: str) -> bool:
+    """Whether ``question`` asks for a value: how many / much / long / old / often, which year,
+    when (as its only interrogative), 多少, 几…, 多久, 哪一年, 什么时候."""
+    if _ASKS_VALUE.search(question):
+        return True
+    return bool(_WHEN.search(question)) and not _OTHER_INTERROGATIVE.search(question)
+
 
 # One bound of an amount, asked or stated: "at most 64", "至少保留一名".
 _UPPER = re.compile(r"\b(?:at most|maximum|max|up to|no more than|not more than|not exceed\w*)\b|"
@@ -127,10 +147,8 @@ def states_other_bound(bound: str | None, sentence: str) -> bool:
 
 def could_answer(question: str, sentence: str) -> bool:
     """Whether ``sentence`` could answer ``question`` by what it holds, whatever its words or
-    script: a value of the kind asked (``VALUE_KINDS``; any sentence when another kind or none is
-    asked), and not only the other bound."""
-    kind = ask_of(question)
-    # "How long is the railway?" asks a length as often as a time: any number holds it.
-    if kind in VALUE_KINDS and not (fits(kind, sentence) or (kind == "duration" and fits("amount", sentence))):
+    script: a number (or a frequency, a century) when a value is asked (``asks_value``), and not
+    only the bound the question does not ask for."""
+    if asks_value(question) and not _NUMBER.search(_ADDRESS.sub(" ", sentence)):
         return False
     return not states_other_bound(bound_asked(question), sentence)
