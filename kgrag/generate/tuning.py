@@ -45,7 +45,8 @@ class AcrossLanguagesTuning:
     rivals: int = 3  # best own-script sentences (by words) such a sentence must beat in meaning
     margin: float = 0.0  # ... by at least this much similarity
     rank_penalty: float = 0.01  # similarity taken off per rank of the source below the first
-    second_within: float = 0.02  # a second other-script sentence is quoted this close to the best
+    second_within: float = 0.02  # a further other-script sentence is quoted this close to the best
+    quoted: int = 2  # other-script sentences quoted at most
 
 
 EXTRACTIVE = ExtractiveTuning()

@@ -166,11 +166,9 @@ def _by_meaning(asked: Asked, candidates: list[Pick]) -> list[Pick] | None:
     best = max(range(len(other)), key=lambda i: meant[i])
     if rivals and meant[best] < max(meant[len(other):]) + tuned.margin:
         return None
-    picked = [other[best]]
-    second = max((i for i in range(len(other)) if i != best), key=lambda i: meant[i], default=None)
-    if second is not None and meant[second] >= meant[best] - tuned.second_within:
-        picked.append(other[second])
-    return sorted(picked, key=lambda c: (c.source.n, c.sentence.start))
+    close = sorted((i for i in range(len(other)) if meant[i] >= meant[best] - tuned.second_within),
+                   key=lambda i: -meant[i])[: tuned.quoted]
+    return sorted((other[i] for i in close), key=lambda c: (c.source.n, c.sentence.start))
 
 
 def _proper_first(ordered: list[Pick], proper: dict[str, float]) -> list[Pick]:
