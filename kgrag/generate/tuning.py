@@ -46,7 +46,7 @@ class AcrossLanguagesTuning:
     margin: float = 0.0  # ... by at least this much similarity
     rank_penalty: float = 0.01  # similarity taken off per rank of the source below the first
     second_within: float = 0.02  # a further other-script sentence is quoted this close to the best
-    quoted: int = 2  # other-script sentences quoted at most
+    quoted: int = 3  # other-script sentences quoted at most
 
 
 EXTRACTIVE = ExtractiveTuning()

@@ -146,7 +146,9 @@ def assess(question: str, hits: Sequence[Hit], linked: Sequence[LinkedEntity], g
     if out.across:  # words do not cross scripts: the language-neutral dense match decides
         if "dense" in top[0].paths:
             out.across_dense = round(top[0].paths["dense"].score, 3)
-        vouched = bool(tied)  # a name of the question is in a top hit, in the other script
+        # A name of the question is in a top hit, in the other script, and none is missing: one
+        # tied name (the club) vouches for no page about another person ("Yu Le" unwritten).
+        vouched = bool(tied) and not missing
         if not vouched and not _meant_across(question, out, meaning, gate):
             out.abstain, out.reason = True, "weak match with a hit in another script"
         # else: the question, names and all, matched the hit: its names are there in the other
