@@ -200,13 +200,16 @@ def _meant_across(question: str, out: Assessment, meaning: Callable[[float], flo
     if dense_holds and out.coverage >= gate.min_coverage_weak_dense:
         return True
     vouch = _vouch(question)
-    found = _read(out, meaning, vouch.min_meaning) if meaning is not None else None
-    if found is None:
-        return dense_holds
     floor = vouch.min_dense
     if floor is None and out.missing_names:
         floor = CROSS_SCRIPT.min_dense_across
-    return found >= vouch.min_meaning and (floor is None or (dense is not None and dense >= floor))
+    floor_holds = floor is None or (dense is not None and dense >= floor)
+    if not floor_holds and not dense_holds:  # no sentence could vouch: none is embedded
+        return False
+    found = _read(out, meaning, vouch.min_meaning) if meaning is not None else None
+    if found is None:
+        return dense_holds
+    return found >= vouch.min_meaning and floor_holds
 
 
 def _read(out: Assessment, meaning: Callable[[float], float | None], enough: float) -> float | None:
