@@ -238,10 +238,19 @@ def test_a_question_embedded_twice_gives_the_same_vector(demo_kb):
     assert again[0, 0] != first[0, 0]
 
 
-def test_a_tied_name_vouches_for_no_page_when_another_name_is_missing(demo_kb):
+def test_a_tied_name_vouches_for_no_page_when_a_pinyin_name_is_missing(demo_kb):
     """"When did Yu Le move to Henan Jianye?": the club is tied to the Chinese pages (建业), but
     no top hit writes or ties "Yu Le" (于乐's page is not among them): a teammate's page was quoted
-    on the club's tie alone. A name tied with none missing still vouches (the railway)."""
+    on the club's tie alone. A name spelled in pinyin would be tied to its page were it there; a
+    place named in English is not ("Portugal" for 葡萄牙 on 张世昌's page, which still answers). A
+    name tied with none missing vouches (the railway)."""
+    from kgrag.retrieve.cross_script import spells_pinyin
+
+    assert spells_pinyin("Yu Le") and spells_pinyin("Guangzhou–Maoming") and not spells_pinyin("Portugal")
+    portugal = "Which club did Zhang Shichang try out for in Portugal?"
+    result = demo_kb.retriever.retrieve(portugal)
+    assert not result.below_threshold, result.gate
+    assert "本菲卡" in demo_kb.generator.answer_to(portugal, result).text
     result = demo_kb.retriever.retrieve("When did Yu Le move to Henan Jianye?")
     if "Yu Le" in result.gate["missing_names"]:
         assert result.below_threshold, result.gate

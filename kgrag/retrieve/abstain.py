@@ -146,9 +146,11 @@ def assess(question: str, hits: Sequence[Hit], linked: Sequence[LinkedEntity], g
     if out.across:  # words do not cross scripts: the language-neutral dense match decides
         if "dense" in top[0].paths:
             out.across_dense = round(top[0].paths["dense"].score, 3)
-        # A name of the question is in a top hit, in the other script, and none is missing: one
-        # tied name (the club) vouches for no page about another person ("Yu Le" unwritten).
-        vouched = bool(tied) and not missing
+        # A name of the question is in a top hit, in the other script, and no name spelled in
+        # pinyin is missing: its Chinese page would be tied were it there. One tied name (the
+        # club) vouches for no page about another person ("Yu Le" unwritten); a place named in
+        # English ("Portugal" for 葡萄牙) stays missing on the right page.
+        vouched = bool(tied) and not any(cross_script.spells_pinyin(n) for n in missing)
         if not vouched and not _meant_across(question, out, meaning, gate):
             out.abstain, out.reason = True, "weak match with a hit in another script"
         # else: the question, names and all, matched the hit: its names are there in the other

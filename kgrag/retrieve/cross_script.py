@@ -122,6 +122,34 @@ def _pinyin_windows(text: str) -> dict[str, int]:
     return out
 
 
+def spells_pinyin(name: str) -> bool:
+    """Whether each word of the Latin-script ``name`` is toneless pinyin, at most
+    ``_MAX_SYLLABLES`` syllables ("Yu Le", "Maoming"; not "Portugal"): the name of a Chinese thing,
+    whose page would be tied to it were it among the hits."""
+    words = _LATIN_LETTERS.findall(fold(name))
+    return bool(words) and all(_syllables(w) <= _MAX_SYLLABLES for w in words)
+
+
+@functools.lru_cache(maxsize=4096)
+def _syllables(word: str) -> int:
+    """The fewest toneless pinyin syllables spelling ``word`` (more than ``_MAX_SYLLABLES``
+    when none do)."""
+    known = _toneless_syllables()
+    best = [0] + [_MAX_SYLLABLES + 1] * len(word)
+    for end in range(1, len(word) + 1):
+        for start in range(max(0, end - 6), end):
+            if word[start:end] in known:
+                best[end] = min(best[end], best[start] + 1)
+    return best[len(word)]
+
+
+@functools.lru_cache(maxsize=1)
+def _toneless_syllables() -> frozenset[str]:
+    from pypinyin.constants import PINYIN_DICT
+
+    return frozenset(fold(s) for readings in PINYIN_DICT.values() for s in readings.split(","))
+
+
 def pinyin_of(han: str) -> str:
     """Toneless pinyin of ``han``, syllables run together ("广州" → "guangzhou")."""
     from pypinyin import lazy_pinyin
