@@ -41,7 +41,7 @@ class OtherScriptMeaning:
     hold no other-script sentence, or when ``ready`` says the multilingual model is not to be
     loaded for this knowledge base's questions (an English corpus with a Russian line). The
     sentences are read in the hits' order, a few at a time, and the reading stops at the first of
-    ``enough`` or more: the gate asks whether one does, and e5 embeds ~60 sentences a second here
+    ``enough`` or more: the gate asks whether one does, and e5 embeds 20–60 sentences a second here
     (reading them all was half the retrieval time of a bilingual knowledge base's questions,
     docs/decisions.md)."""
 

@@ -14,7 +14,8 @@ from kgrag.text.scripts import has_han
 from kgrag.types import Chunk, GraphPath, ScoredId
 
 # The best language-neutral similarity of a question with a sentence written in another script
-# than it, among the first hits (None: no such sentence, or no multilingual model). Given to
+# than it that could answer it, among the first hits, or the first reaching the bar it is given
+# (None: no such sentence, or no multilingual model; 0.0: none that could answer). Given to
 # retrieval by the components (``kgrag.generate.other_script``): retrieval splits no sentences.
 AcrossMeaning = Callable[[str, Sequence["Hit"], float], float | None]
 
