@@ -339,12 +339,15 @@ def _bridge(picked: list[Pick], candidates: list[Pick], weights: dict[str, float
         return None
     seen_sources = {p.source.n for p in picked}
     text = " ".join(p.body for p in picked).casefold()
+    # A namesake of a picked page is no hop: the film's sentence names "Black Book" because it is
+    # the film's page, not because the disc format of that name is where the question goes next.
+    picked_titles = {_bare_title(p.source.context.title or "").casefold() for p in picked}
     for source_n in dict.fromkeys(c.source.n for c in candidates):
         if source_n in seen_sources:
             continue
         mine = [c for c in candidates if c.source.n == source_n]
         title = _bare_title(mine[0].source.context.title or "")
-        if len(title) < 3 or title.casefold() not in text:
+        if len(title) < 3 or title.casefold() not in text or title.casefold() in picked_titles:
             continue
         scored = [(_gain(c, weights, covered) + (1.0 if fits(kind, c.body) else 0.0), c) for c in mine]
         gain, best = max(scored, key=lambda gc: (gc[0], -gc[1].sentence.start))
