@@ -225,12 +225,15 @@ def _bridge_first(picked: list[Pick], bridge: Pick, question: str, kind: str | N
     university where Tokarev was a professor founded?") is answered on the page the first hop
     reaches, and a reader takes the first sentence as the answer. Not for a choice between two
     ("A or B?": both subjects' sentences answer), nor when the bridge's sentence lacks the kind
-    asked. A sentence opening with a pronoun says whom first: "Moscow State University: It was
+    asked, nor when it shares no word with the question (the kind alone drew it: "Halina Reijn
+    (born 1975) is a Dutch actress" for "Who directed Black Book?"). A sentence opening with a
+    pronoun says whom first: "Moscow State University: It was
     founded on January 25, 1755 …". English only, as the bridge (a title written in a picked
     sentence). docs/decisions.md, "Sentence selection rules": the second hop leads."""
     title = _bare_title(bridge.source.context.title or "")
     if (bridge not in picked or _CHOICE.search(question) or (kind is not None and not fits(kind, bridge.body))
-            or title.casefold() in question.casefold()):  # a page the question names is no hop's end
+            or title.casefold() in question.casefold()  # a page the question names is no hop's end
+            or not terms(bridge.body) & terms(question)):  # drawn by the kind alone: an actress's birth
         return picked
     lead = bridge
     if _PRONOUN.match(bridge.body) and title:
