@@ -1,7 +1,8 @@
 """Answer hygiene: a plain-text heading (a line standing above its paragraph in text read from a
 PDF) is never quoted as part of its sentence (kgrag/generate/sentences.py). Through the real
 pipeline (shipped embedder and recognizer) on a page read like a PDF's text, then the sentence
-reader alone. Code lines: tests/test_across_languages.py."""
+reader alone. Code lines: tests/test_across_languages.py. A namesake page appended as a second
+hop, and a hop drawn by the asked kind alone leading the answer, on the demo."""
 
 from __future__ import annotations
 
@@ -42,3 +43,15 @@ def test_plain_text_headings_are_told_from_wrapped_lines():
         ("第三章 差旅", True), ("员工须提前预订。", False),
         ("短行也是正文。", False),  # a short Chinese line without a number is a wrap
     ]
+
+
+def test_a_namesake_page_is_no_second_hop_and_a_hop_drawn_by_the_kind_does_not_lead(demo_kb):
+    """"Who directed Black Book?" on the demo: the film's sentence answers it. The disc format
+    also called Black Book was appended as a "second hop" (the film's sentence names its own
+    title); once skipped, the page of an actress the film's sentence names was drawn by the asked
+    kind alone (a person) and led the answer. The answer now leads with the film's sentence and
+    quotes nothing about discs."""
+    question = "Who directed Black Book?"
+    answer = demo_kb.generator.answer_to(question, demo_kb.retriever.retrieve(question))
+    assert answer.text.startswith("Black Book (Dutch: Zwartboek )") and "Paul Verhoeven" in answer.text, answer.text
+    assert "optical disc" not in answer.text, answer.text
