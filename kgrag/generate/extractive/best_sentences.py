@@ -120,7 +120,7 @@ def choose(asked: Asked, sources: Sequence[Source]) -> list[Pick]:
         _, nxt = max(rest, key=lambda gc: (gc[0] / (1 + EXTRACTIVE.rank_discount * (gc[1].source.n - 1)), gc[1].score))
         picked.append(nxt)
         covered_terms |= nxt.terms
-    bridge = _bridge(picked, candidates, weights, covered_terms, kind)
+    bridge = _bridge(picked, candidates, weights, covered_terms, kind, question)
     if bridge is not None:
         if len(picked) >= EXTRACTIVE.max_sentences:
             picked.remove(min(picked[1:], key=lambda c: c.score))
@@ -225,20 +225,25 @@ def _bridge_first(picked: list[Pick], bridge: Pick, question: str, kind: str | N
     university where Tokarev was a professor founded?") is answered on the page the first hop
     reaches, and a reader takes the first sentence as the answer. Not for a choice between two
     ("A or B?": both subjects' sentences answer), nor when the bridge's sentence lacks the kind
-    asked, nor when it shares no word with the question (the kind alone drew it: "Halina Reijn
-    (born 1975) is a Dutch actress" for "Who directed Black Book?"). A sentence opening with a
-    pronoun says whom first: "Moscow State University: It was
+    asked, nor when the first sentence holds every word of the question and an answer of the
+    kind asked ("Black Book … directed by Paul Verhoeven …" for "Who directed Black Book?": the
+    page of an actress it names is no hop). A sentence opening with a pronoun says whom first: "Moscow State University: It was
     founded on January 25, 1755 …". English only, as the bridge (a title written in a picked
     sentence). docs/decisions.md, "Sentence selection rules": the second hop leads."""
     title = _bare_title(bridge.source.context.title or "")
     if (bridge not in picked or _CHOICE.search(question) or (kind is not None and not fits(kind, bridge.body))
             or title.casefold() in question.casefold()  # a page the question names is no hop's end
-            or not terms(bridge.body) & terms(question)):  # drawn by the kind alone: an actress's birth
+            or _answers_alone(picked[0], question, kind)):
         return picked
     lead = bridge
     if _PRONOUN.match(bridge.body) and title:
         lead = replace(bridge, body=f"{title}: {bridge.body}")
     return [lead, *(c for c in picked if c is not bridge)]
+
+
+def _answers_alone(first: Pick, question: str, kind: str | None) -> bool:
+    """Whether ``first`` holds every word of ``question`` and an answer of the ``kind`` asked."""
+    return kind is not None and fits(kind, first.body) and terms(question) <= terms(first.body)
 
 
 def _whom(picked: list[Pick]) -> list[Pick]:
@@ -334,11 +339,12 @@ def _name_terms(question: str, names: Sequence[str]) -> set[str]:
 
 
 def _bridge(picked: list[Pick], candidates: list[Pick], weights: dict[str, float], covered: set[str],
-            kind: str | None) -> Pick | None:
+            kind: str | None, question: str) -> Pick | None:
     """A two-hop question's second sentence: from a source whose title a picked sentence names
     (the first hop ends at that page), the sentence covering most of what is still uncovered,
-    or holding the asked kind of answer."""
-    if not picked:
+    or holding the asked kind of answer. None when the best sentence answers alone (every
+    question word and the kind asked): a page it names is no hop."""
+    if not picked or _answers_alone(picked[0], question, kind):
         return None
     seen_sources = {p.source.n for p in picked}
     text = " ".join(p.body for p in picked).casefold()
