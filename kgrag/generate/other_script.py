@@ -57,10 +57,11 @@ class OtherScriptMeaning:
         if not sentences:
             return None
         sentences = [s for s in sentences if could_answer(question, s)]
-        best: float | None = 0.0 if not sentences else None
+        if not sentences:
+            return 0.0
+        best = -math.inf
         for start in range(0, len(sentences), _READ_AT_ONCE):
-            found = float(self.meaning.similarities(question, sentences[start:start + _READ_AT_ONCE]).max())
-            best = found if best is None else max(best, found)
+            best = max(best, float(self.meaning.similarities(question, sentences[start:start + _READ_AT_ONCE]).max()))
             if best >= enough:
                 break
         return best

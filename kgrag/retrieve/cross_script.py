@@ -134,20 +134,22 @@ def spells_pinyin(name: str) -> bool:
 def _syllables(word: str) -> int:
     """The fewest toneless pinyin syllables spelling ``word`` (more than ``_MAX_SYLLABLES``
     when none do)."""
-    known = _toneless_syllables()
+    known, longest = _toneless_syllables()
     best = [0] + [_MAX_SYLLABLES + 1] * len(word)
     for end in range(1, len(word) + 1):
-        for start in range(max(0, end - 6), end):
+        for start in range(max(0, end - longest), end):
             if word[start:end] in known:
                 best[end] = min(best[end], best[start] + 1)
     return best[len(word)]
 
 
 @functools.lru_cache(maxsize=1)
-def _toneless_syllables() -> frozenset[str]:
+def _toneless_syllables() -> tuple[frozenset[str], int]:
+    """Every toneless pinyin syllable, and the longest one's length."""
     from pypinyin.constants import PINYIN_DICT
 
-    return frozenset(fold(s) for readings in PINYIN_DICT.values() for s in readings.split(","))
+    known = frozenset(fold(s) for readings in PINYIN_DICT.values() for s in readings.split(","))
+    return known, max(map(len, known))
 
 
 def pinyin_of(han: str) -> str:

@@ -113,6 +113,7 @@ _NUMBER = re.compile(r"\d|[一二两三四五六七八九十百千万亿]+\s*[�
                      r"很少|偶尔|经常|通常|总是|从不|每(?:天|日|周|月|年)|世纪|年代", re.I)
 
 
+@functools.lru_cache(maxsize=1024)
 def asks_value(question: str) -> bool:
     """Whether ``question`` asks for a value: how many / much / long / old / often, which year,
     when (as its only interrogative), 多少, 几…, 多久, 哪一年, 什么时候."""
@@ -128,6 +129,7 @@ _LOWER = re.compile(r"\b(?:at least|minimum|min|no less than|no fewer than|not l
                     re.I)
 
 
+@functools.lru_cache(maxsize=1024)
 def bound_asked(question: str) -> str | None:
     """"upper" or "lower" when the question asks for one bound of an amount only ("How many
     administrators can a tenant have at most?"), else None."""
@@ -148,7 +150,8 @@ def states_other_bound(bound: str | None, sentence: str) -> bool:
 def could_answer(question: str, sentence: str) -> bool:
     """Whether ``sentence`` could answer ``question`` by what it holds, whatever its words or
     script: a number (or a frequency, a century) when a value is asked (``asks_value``), and not
-    only the bound the question does not ask for."""
+    only the bound the question does not ask for. The question is read once for all the
+    sentences weighed for it."""
     if asks_value(question) and not _NUMBER.search(_ADDRESS.sub(" ", sentence)):
         return False
     return not states_other_bound(bound_asked(question), sentence)

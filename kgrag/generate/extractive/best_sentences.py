@@ -154,12 +154,12 @@ def _by_meaning(asked: Asked, candidates: list[Pick]) -> list[Pick] | None:
     in_own = [is_mainly_non_latin(c.body) == own for c in candidates]
     # Only sentences that could answer, in either script: a number for "how many", not only a
     # lower bound for "at most" (``asks.could_answer``).
-    answering = [could_answer(asked.question, c.body) for c in candidates]
-    other = [c for c, mine, can in zip(candidates, in_own, answering, strict=True)
-             if not mine and can and c.source.n in other_sources]
+    other = [c for c, mine in zip(candidates, in_own, strict=True)
+             if not mine and c.source.n in other_sources and could_answer(asked.question, c.body)]
     if not other:
         return None
-    rivals = sorted((c for c, mine, can in zip(candidates, in_own, answering, strict=True) if mine and can and c.score > 0),
+    rivals = sorted((c for c, mine in zip(candidates, in_own, strict=True)
+                     if mine and c.score > 0 and could_answer(asked.question, c.body)),
                     key=lambda c: -c.score)[: tuned.rivals]
     sims = asked.meaning.similarities(asked.question, [c.body for c in [*other, *rivals]]).tolist()
     meant = [s - tuned.rank_penalty * (c.source.n - 1) for c, s in zip([*other, *rivals], sims, strict=True)]
