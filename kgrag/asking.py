@@ -131,7 +131,7 @@ class Asking:
             history=self.history(ask), iterate=ask.iterate, recency=ask.recency, rewrites=ask.rewrites,
             driver=driver,
         )
-        result.warnings = list(ask.warnings)
+        result.warnings = [*ask.warnings, *result.warnings]
         return result
 
     def answer(self, ask: AskRequest, result: RetrievalResult) -> Answer:

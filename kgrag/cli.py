@@ -210,10 +210,12 @@ def _check(settings: Settings) -> dict:
 @click.pass_obj
 def stats(settings: Settings, as_json: bool) -> None:
     """Counts of documents, chunks, entities, aliases, mentions and relations."""
+    from kgrag.reranker.status import reranker_status
+
     comps = _components(settings)
     try:
         s = {**comps.graph.stats(), "indexed_chunks": comps.chunk_index.count(searchable_only=True),
-             "stale_documents": len(comps.stale_documents())}
+             "stale_documents": len(comps.stale_documents()), "reranker": reranker_status(settings)}
     finally:
         comps.close()
     if as_json:
@@ -428,6 +430,10 @@ main.add_command(_aliases)
 from kgrag.feedback.cli import feedback as _feedback  # noqa: E402  (its own module: kgrag/feedback)
 
 main.add_command(_feedback)
+
+from kgrag.reranker.cli import reranker as _reranker  # noqa: E402  (its own package: kgrag/reranker)
+
+main.add_command(_reranker)
 
 
 if __name__ == "__main__":

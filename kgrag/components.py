@@ -49,6 +49,7 @@ class Components:
         self._retriever: Retriever | None = None
         self._reranker: Reranker | None = None
         self._reranker_loaded = False
+        self.reranker_failure: str | None = None  # why the configured reranker did not load
         self._generator: Generator | None = None
         self._meaning: CrossLingualMeaning | None = None
         self._meaning_built = False
@@ -171,12 +172,20 @@ class Components:
 
     @property
     def reranker(self) -> Reranker | None:
-        """The shared cross-encoder, or None when ``retrieval.reranker_path`` is unset."""
+        """The shared cross-encoder, or None when ``retrieval.reranker_path`` is unset or names a
+        model that cannot be loaded: then ``reranker_failure`` says why, the fused order stands
+        and every request that reranks carries the reason in its trace."""
         if not self._reranker_loaded:
             if self.settings.retrieval.reranker_path:
                 from kgrag.models.reranker import build_reranker
 
-                self._reranker = build_reranker(self.settings.retrieval)
+                try:
+                    self._reranker = build_reranker(self.settings.retrieval)
+                except Exception as exc:  # noqa: BLE001 - any failure to load (files, libraries) falls back
+                    self.reranker_failure = (f"the reranker at retrieval.reranker_path "
+                                             f"{self.settings.retrieval.reranker_path!r} could not be loaded "
+                                             f"({type(exc).__name__}: {str(exc)[:300]}): fused order kept")
+                    log.warning("%s", self.reranker_failure)
             self._reranker_loaded = True
         return self._reranker
 
@@ -196,6 +205,7 @@ class Components:
                 self.settings.retrieval, self.chunk_index, self.graph, self.embedder,
                 reranker=self.reranker, rewriter=rewriter, query_llm=self.query_llm,
                 across_meaning=self._across_meaning(),
+                reranker_failure=self.reranker_failure,
             )
             if self.settings.retrieval.iterate_driver == "llm" and self.llm_driver is not None:
                 self._retriever.driver = self.llm_driver

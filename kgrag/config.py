@@ -185,6 +185,10 @@ class RetrievalSettings(_Section):
     # 8: FlagEmbedding re-runs its first batch as a memory probe, and small batches pad less.
     reranker_batch_size: int = Field(8, ge=1)
     rerank_top: int = Field(40, ge=1, le=200)
+    # How much the reranker's order counts against fusion's (kgrag/retrieve/reranking.py): 1.0
+    # takes the reranker's order alone; below, each hit is placed by
+    # weight / (60 + reranker rank) + (1 - weight) / (60 + fused rank) (BLEND_K).
+    rerank_weight: float = Field(1.0, ge=0, le=1)
     # Hits scoring below this (reranker score when one ran, else fused) are dropped; when none
     # is left, generation abstains. None: no threshold.
     min_score: float | None = None

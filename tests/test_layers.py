@@ -81,7 +81,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("kgrag.conversations", "kgrag.feedback"),  # the deployment's own small stores
     ("kgrag.retrieve", "kgrag.ingest", "kgrag.transfer"),  # the three jobs on the stores
     ("kgrag.generate",),  # answering from retrieved hits
-    ("kgrag.asking", "kgrag.aliases", "kgrag.request_options"),  # application seams; what a request may ask
+    ("kgrag.asking", "kgrag.aliases", "kgrag.request_options", "kgrag.reranker"),  # application seams; what a request may ask; training the reranker
     ("kgrag.components",),  # builds everything for one process
     ("kgrag.eval", "kgrag.server", "kgrag.repair"),  # front ends; rebuilding a damaged knowledge base
     ("kgrag.cli",),

@@ -94,6 +94,9 @@ class Reranker(Protocol):
 
     name: str  # shown in the query trace: "<loader>:<configured path>"
     batch_size: int  # pairs per forward pass
+    # False for a model that reads English only (the one ``kgrag reranker train`` fits): it never
+    # scores a question or chunk in another script (kgrag.retrieve.reranking).
+    multilingual: bool
 
     def score(self, query: str, texts: Sequence[str]) -> list[float]:
         """One score per text, in input order; higher = more relevant to ``query``. Raw logits

@@ -1,7 +1,10 @@
 """A BERT encoder's ONNX graph written from its ``model.safetensors`` with the ``onnx`` library:
 no torch, no transformers. The shipped MiniLM (and any BERT-family sentence-transformers model:
 ``model_type`` "bert", absolute positions, GELU) is exported this way, so serving and ingesting
-need neither PyTorch nor its export (``kgrag.models.onnx_embedder``).
+need neither PyTorch nor its export (``kgrag.models.onnx_embedder``). A cross-encoder (a
+``BertForSequenceClassification`` with one label: the reranker ``kgrag reranker train`` fits) is
+written the same way with its head (``head="classifier"``): the pooler (dense + tanh on the first
+token) and the classifier, output ``logits`` (batch, labels).
 
 The graph is the one ``transformers.BertModel`` computes in eval mode (eager attention):
 embeddings (word + absolute position + token type) → LayerNorm → per layer: self-attention with
@@ -15,7 +18,7 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -72,15 +75,18 @@ class _Graph:
         return self.op("LayerNormalization", [x, gamma, beta], axis=-1, epsilon=eps)
 
 
-def build(model_dir: Path, target: Path) -> None:
-    """Writes the encoder of the BERT model in ``model_dir`` as an ONNX graph to ``target``
-    (inputs ``input_ids``, ``attention_mask``, ``token_type_ids``; output ``last_hidden_state``)."""
+def build(model_dir: Path, target: Path, head: Literal["encoder", "classifier"] = "encoder") -> None:
+    """Writes the BERT model in ``model_dir`` as an ONNX graph to ``target`` (inputs
+    ``input_ids``, ``attention_mask``, ``token_type_ids``). ``head="encoder"``: output
+    ``last_hidden_state``; ``"classifier"``: a sequence-classification model's ``logits``."""
     import onnx
     from onnx import TensorProto, helper
     from safetensors.numpy import load_file
 
     config = json.loads((model_dir / "config.json").read_text(encoding="utf-8"))
     weights = {k.removeprefix("bert."): v for k, v in load_file(str(model_dir / "model.safetensors")).items()}
+    if head == "classifier" and not {"pooler.dense.weight", "classifier.weight"} <= weights.keys():
+        raise ValueError(f"{model_dir} holds no sequence-classification head (pooler and classifier weights)")
     hidden, heads = int(config["hidden_size"]), int(config["num_attention_heads"])
     head_dim, eps = hidden // heads, float(config.get("layer_norm_eps", 1e-12))
     g = _Graph()
@@ -126,12 +132,21 @@ def build(model_dir: Path, target: Path) -> None:
         out = g.linear(gelu, weights, f"{p}.output.dense")
         x = g.layer_norm(g.op("Add", [out, x]), weights, f"{p}.output.LayerNorm", eps)
 
-    g.nodes.append(helper.make_node("Identity", [x], ["last_hidden_state"]))
     dims = ["batch", "tokens"]
+    if head == "classifier":
+        first = g.op("Gather", [x, g.const("zero_index", np.array(0, dtype=np.int64))], axis=1)
+        pooled = g.op("Tanh", [g.linear(first, weights, "pooler.dense")])
+        logits = g.linear(pooled, weights, "classifier")
+        g.nodes.append(helper.make_node("Identity", [logits], ["logits"]))
+        labels = int(weights["classifier.weight"].shape[0])
+        output = helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["batch", labels])
+    else:
+        g.nodes.append(helper.make_node("Identity", [x], ["last_hidden_state"]))
+        output = helper.make_tensor_value_info("last_hidden_state", TensorProto.FLOAT, [*dims, hidden])
     graph = helper.make_graph(
-        g.nodes, "bert_encoder",
+        g.nodes, f"bert_{head}",
         [helper.make_tensor_value_info(name, TensorProto.INT64, dims) for name in INPUTS],
-        [helper.make_tensor_value_info("last_hidden_state", TensorProto.FLOAT, [*dims, hidden])],
+        [output],
         g.initializers,
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], producer_name="kgrag")

@@ -1,7 +1,10 @@
 """Cross-encoder rerankers (``kgrag.models.base.Reranker``): one loaded model scores
 (question, passage) pairs.
 
-Two loaders for one kind of model (a transformer with a one-logit classification head):
+Three loaders for one kind of model (a transformer with a one-logit classification head):
+
+* ``OnnxReranker``: a directory ``kgrag reranker train`` wrote (``model.onnx`` beside the
+  tokenizer and ``reranker.json``), run by ONNX Runtime: no torch, no transformers.
 
 * ``FlagEmbeddingReranker``: FlagEmbedding's ``FlagReranker``, used for the encoder-only
   bge-reranker family (base, large, v2-m3), the loader those models are published for. It caps
@@ -83,6 +86,7 @@ class _LockedReranker:
 
     name: str
     batch_size: int
+    multilingual = True  # a model named by path: what it reads is its own business (bge-reranker-v2-m3 reads both)
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -213,6 +217,74 @@ class FlagEmbeddingReranker(_LockedReranker):
         return scores if isinstance(scores, list) else [scores]
 
 
+ONNX_MODEL = "model.onnx"  # the graph ``kgrag reranker train`` writes, run by ``OnnxReranker``
+MANIFEST = "reranker.json"  # what was trained, how, on what: read by ``OnnxReranker`` and ``kgrag stats``
+
+
+def is_onnx_reranker(model_dir: Path) -> bool:
+    """Whether a directory holds a reranker ``kgrag reranker train`` wrote."""
+    return (model_dir / ONNX_MODEL).is_file() and (model_dir / MANIFEST).is_file()
+
+
+class OnnxReranker(_LockedReranker):
+    """A cross-encoder exported to ONNX (``kgrag.models.bert_onnx``, ``head="classifier"``) with
+    its ``tokenizer.json``: pairs are tokenized as transformers does (``[CLS] q [SEP] p [SEP]``,
+    token types 0 then 1, the longer side cut first down to ``max_length``), padded per batch."""
+
+    def __init__(self, path: str | Path, batch_size: int = 16, normalize: bool = False):
+        super().__init__()
+        model_dir = Path(path).expanduser()
+        try:
+            import onnxruntime as ort
+            from tokenizers import Tokenizer
+
+            self.manifest = json.loads((model_dir / MANIFEST).read_text(encoding="utf-8"))
+            self.max_length = int(self.manifest["max_length"])
+            options = ort.SessionOptions()
+            options.intra_op_num_threads = os.cpu_count() or 1
+            options.inter_op_num_threads = 1
+            options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+            self._session = ort.InferenceSession(str(model_dir / self.manifest.get("onnx", ONNX_MODEL)), options,
+                                                 providers=["CPUExecutionProvider"])
+            self._tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
+        except Exception as e:  # noqa: BLE001 - any unreadable part (file, JSON, protobuf) is one failure
+            raise RerankerError(f"cannot load the reranker in {str(model_dir)!r}: {type(e).__name__}: {e}") from e
+        self._tokenizer.no_padding()
+        self._tokenizer.enable_truncation(self.max_length, strategy="longest_first")
+        self._inputs = [i.name for i in self._session.get_inputs()]
+        self._normalize = normalize
+        self.multilingual = self.manifest.get("language") != "en"
+        self.name = f"onnx:{path}"
+        self.batch_size = batch_size
+
+    def _score_pairs(self, pairs: list[tuple[str, str]]) -> Sequence[float]:
+        import numpy as np
+
+        encodings = self._tokenizer.encode_batch(pairs)
+        out = np.zeros(len(pairs), dtype=np.float32)
+        order = sorted(range(len(pairs)), key=lambda i: -len(encodings[i].ids))  # little padding per batch
+        for start in range(0, len(order), self.batch_size):
+            rows = order[start:start + self.batch_size]
+            width = max(len(encodings[i].ids) for i in rows)
+            feed = {name: np.zeros((len(rows), width), dtype=np.int64) for name in bert_inputs()}
+            for r, i in enumerate(rows):
+                e, n = encodings[i], len(encodings[i].ids)
+                feed["input_ids"][r, :n] = e.ids
+                feed["attention_mask"][r, :n] = 1
+                feed["token_type_ids"][r, :n] = e.type_ids
+            logits = self._session.run(None, {name: feed[name] for name in self._inputs})[0]
+            out[rows] = logits.reshape(len(rows), -1)[:, 0]
+        if self._normalize:
+            return (1.0 / (1.0 + np.exp(-out))).tolist()
+        return out.tolist()
+
+
+def bert_inputs() -> tuple[str, ...]:
+    from kgrag.models.bert_onnx import INPUTS
+
+    return INPUTS
+
+
 def build_reranker(
     settings: RetrievalSettings, device: str = "cpu", normalize: bool = False
 ) -> Reranker | None:
@@ -220,6 +292,9 @@ def build_reranker(
     when no path is configured (the fused order stands)."""
     if settings.reranker_path is None:
         return None
+    path = Path(settings.reranker_path).expanduser()
+    if path.is_dir() and is_onnx_reranker(path):
+        return OnnxReranker(settings.reranker_path, batch_size=settings.reranker_batch_size, normalize=normalize)
     model_dir = _model_dir(settings.reranker_path)
     loader = FlagEmbeddingReranker if is_bge_reranker(model_dir) else CrossEncoderReranker
     return loader(settings.reranker_path, batch_size=settings.reranker_batch_size, normalize=normalize, device=device)

@@ -122,8 +122,9 @@ def assess(question: str, hits: Sequence[Hit], linked: Sequence[LinkedEntity], g
     if not linked and not content_words(question):  # "^", "*", "AND", a bare "Who?"
         return Assessment(True, "the question names nothing to look for")
     top = hits[:RANKING.gate_depth]
-    if reranked and gate.min_score is not None:
-        best = max(h.score for h in top)
+    scored = [h.rerank_score for h in top if h.rerank_score is not None]
+    if reranked and gate.min_score is not None and scored:
+        best = max(scored)
         return Assessment(best < gate.min_score, "reranker score under min_score" if best < gate.min_score else None)
     read = [HitText(h) for h in top]
     coverage = word_coverage(question, read[:RANKING.coverage_depth])

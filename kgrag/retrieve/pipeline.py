@@ -28,6 +28,7 @@ from kgrag.retrieve.llm_rewrites import REWRITES, QueryLLM, parse_rewrites, run_
 from kgrag.retrieve.paths import DensePath, GraphWalkPath, KeywordPath
 from kgrag.retrieve.postprocess import drop_overlapping, expand_parents, fused_hits
 from kgrag.retrieve.recency import Recency, prefer_recent
+from kgrag.retrieve.reranking import rerank as rerank_hits
 from kgrag.retrieve.tuning import RANKING
 from kgrag.retrieve.types import (
     PATHS,
@@ -59,7 +60,7 @@ class RetrievalError(InputError):
     mid-search raises its own ``StoreError``: that is the server's fault, not the question's."""
 
 
-def _dense_path(chunk_index: ChunkIndex, embedder: Embedder) -> DensePath:
+def dense_path(chunk_index: ChunkIndex, embedder: Embedder) -> DensePath:
     if isinstance(embedder, CorpusEmbedder):
         return DensePath(chunk_index, embedder.query_vectors, spaces=True, scripts_of=_scripts_reader(chunk_index))
     return DensePath(chunk_index, lambda q: [SpaceQuery(embedder.embed_queries([q])[0])])
@@ -83,6 +84,7 @@ class Retriever:
         driver: IterationDriver | None = None,
         query_llm: QueryLLM | None = None,
         across_meaning: AcrossMeaning | None = None,
+        reranker_failure: str | None = None,
     ):
         """``rewriter``: turns a follow-up into a standalone question (the LLM, when one is
         configured: ``kgrag.retrieve.followup_llm``); any exception it raises keeps the rule's
@@ -91,12 +93,14 @@ class Retriever:
         is switched on (``kgrag.retrieve.llm_rewrites``; None: a switched-on rewrite adds nothing and
         the trace says no LLM is configured). ``across_meaning``: what the gate reads when a
         question's words cannot be found because the hits are written in another script (None:
-        the dense similarity alone decides there)."""
+        the dense similarity alone decides there). ``reranker_failure``: why the configured reranker
+        could not be loaded (the fused order stands, and each reranked request's trace says so)."""
         self.settings = settings
         self.chunk_index = chunk_index
         self.graph = graph
         self.embedder = embedder
         self.reranker = reranker
+        self.reranker_failure = reranker_failure
         self.linker = linker or EntityLinker(graph, settings.fuzzy_link_threshold)
         self.rewriter = rewriter
         self.query_llm = query_llm
@@ -110,7 +114,7 @@ class Retriever:
             read_chunks=lambda ids: {c.id: (c.title, c.text) for c in chunk_index.get(ids)},
         )
         self.paths: dict[str, RetrievalPath] = {
-            "dense": _dense_path(chunk_index, embedder),
+            "dense": dense_path(chunk_index, embedder),
             "bm25": KeywordPath(chunk_index),
             "graph": self.graph_path,
         }
@@ -199,12 +203,18 @@ class Retriever:
             hits = prefer_recent(hits, recency, self.today())
         timings["fetch"] = _ms(t)
 
-        reranker_name = None
+        reranker_name, notes = None, []
         if rerank and self.reranker is not None and hits:
             t = time.perf_counter()
-            hits = self._rerank(question, hits[: s.rerank_top])
-            reranker_name = self.reranker.name
+            reranked = rerank_hits(self.reranker, question, hits[: s.rerank_top], s.rerank_weight)
+            hits = reranked.hits
+            if reranked.scored:
+                reranker_name = self.reranker.name
+            if reranked.note:
+                notes.append(reranked.note)
             timings["rerank"] = _ms(t)
+        elif rerank and self.reranker_failure:
+            notes.append(self.reranker_failure)
 
         if query.completion is not None and query.completion.anchor:  # "and the next one?"
             hits = open_with_cited(query.completion, hits, self.chunk_index.get, query.filters)
@@ -220,13 +230,13 @@ class Retriever:
         timings["gate"] = _ms(t)
         below = gate.abstain
         if s.min_score is not None and reranker_name is not None:
-            hits = [h for h in hits if h.score >= s.min_score]
+            hits = [h for h in hits if h.rerank_score is None or h.rerank_score >= s.min_score]
         hits = hits[: query.top_k]
         timings["total"] = _ms(t_start)
         return RetrievalResult(query, hits, reranker_name, timings, below_threshold=below, gate=gate.to_dict(),
                                path_weights=fusion.weights, weight_reasons=fusion.reasons,
                                evidence_set=[p.chunk_id for p in fusion.evidence], iteration=iteration,
-                               rewriting=rewriting, name_ties=ties)
+                               rewriting=rewriting, name_ties=ties, warnings=notes)
 
     def new_query(
         self, question: str, *, top_k: int | None = None, filters: SearchFilter | None = None,
@@ -425,17 +435,6 @@ class Retriever:
         s = self.settings
         return None if s.recency_half_life_days is None else Recency(
             half_life_days=s.recency_half_life_days, weight=s.recency_weight)
-
-    def _rerank(self, question: str, hits: list[Hit]) -> list[Hit]:
-        assert self.reranker is not None  # retrieve() calls this only with a reranker
-        scores = self.reranker.score(question, [h.chunk.headed_text for h in hits])
-        for hit, score in zip(hits, scores):
-            hit.rerank_score = float(score)
-            hit.score = float(score)
-        hits.sort(key=lambda h: (-h.score, h.fused_rank))
-        for rank, hit in enumerate(hits, start=1):
-            hit.rerank_rank = rank
-        return hits
 
 
 def _ms(t0: float) -> float:

@@ -22,7 +22,7 @@ from kgrag.server.errors import allowed_methods, register_error_handlers
 from kgrag.server.jobs import Jobs
 from kgrag.server.metrics import Metrics
 from kgrag.server.request_log import RequestLog
-from kgrag.server.routes import aliases, documents, entities, feedback, health, jobs, query
+from kgrag.server.routes import aliases, documents, entities, feedback, health, jobs, query, reranker
 from kgrag.stores.consistency import HealthCheck, readiness_problems, recover
 
 log = logging.getLogger(__name__)
@@ -56,7 +56,7 @@ def create_app(settings: Settings, components: Components | None = None, *, warm
     register_error_handlers(app)
     RequestLog(log_stream).install(app)
     metrics.install(app)
-    for bp in (health.bp, query.bp, documents.bp, entities.bp, aliases.bp, feedback.bp, jobs.bp):
+    for bp in (health.bp, query.bp, documents.bp, entities.bp, aliases.bp, feedback.bp, jobs.bp, reranker.bp):
         app.register_blueprint(bp)
     openapi.install(app)
     if removed := documents.remove_staged_uploads(settings.data_dir):

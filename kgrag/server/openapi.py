@@ -23,6 +23,7 @@ from kgrag.server import params as p
 from kgrag.server import responses as r
 from kgrag.server.routes.aliases import AddAliases, Merge, RemoveAliases, Rename, Split
 from kgrag.server.routes.feedback import FeedbackRequest, FeedbackStored
+from kgrag.server.routes.reranker import TrainRequest
 from kgrag.server.schemas import DocumentsRequest, QueryRequest, RetrieveRequest
 
 DOCS_URL = "/docs"
@@ -133,7 +134,11 @@ OPERATIONS: tuple[Operation, ...] = (
     Operation("post", "/v1/entities/_import", "Import a glossary: CSV body or a multipart file (admin)", "aliases",
               r.AliasChange, ok_status=201, extra_ok=(200,), query=p.ImportParams,
               body_media=("text/csv", "multipart/form-data"), admin=True, errors=(*_BODY_ERRORS, 404, 409)),
-    Operation("get", "/v1/jobs/<job_id>", "How far a long admin request (an import) has got (admin)", "aliases",
+    Operation("post", "/v1/reranker/train", "Train the reranker on this knowledge base in the background (admin)",
+              "reranker", r.TrainingStarted, ok_status=202, body=TrainRequest, admin=True,
+              errors=(*_BODY_ERRORS, 409)),
+    Operation("get", "/v1/jobs/<job_id>", "How far a long admin request (an import, a training) has got (admin)",
+              "aliases",
               r.JobStatus, admin=True, errors=(404,)),
     Operation("get", "/healthz", "Liveness", "service", r.Health),
     Operation("get", "/readyz", "Readiness: stores answer and models are loaded (503 until then)", "service",

@@ -375,13 +375,22 @@ class Readiness(_Open):
     reason: str | None = None
 
 
+class TrainingStarted(_Open):
+    """A reranker training started in the background: follow it at ``GET /v1/jobs/<job>``."""
+
+    job: str
+    state: Literal["running"]
+
+
 class JobStatus(_Open):
     """How far a long admin request (a glossary import) has got."""
 
     id: str
     kind: str
     state: Literal["running", "done", "failed"]
-    stage: str = Field(description="queued, checking (rows), linking (chunks examined), writing, done")
+    stage: str = Field(description="an import: queued, checking (rows), linking (chunks examined), writing, done; "
+                       "a reranker training: reading, mining, negatives, training (steps), exporting, checking, "
+                       "installing")
     done: int
     total: int
     started_at: float
