@@ -9,13 +9,14 @@ import logging
 import threading
 from collections.abc import Callable
 
+from kgrag.errors import InputError
 from kgrag.reranker.job import Progress, TrainingReport, train_reranker, with_tuning
 
 log = logging.getLogger(__name__)
 
 
-class TrainingBusy(RuntimeError):
-    """A training run is already going on in this process."""
+class TrainingBusy(InputError):
+    """A training run is already going on in this process (the route answers 409)."""
 
 
 _RUNNING = threading.Lock()
