@@ -26,6 +26,20 @@ OPSET = 17  # LayerNormalization
 INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 
 
+def padded_feed(encodings: list[Any], pad_id: int = 0) -> dict[str, np.ndarray]:
+    """``INPUTS`` for one batch of ``tokenizers`` encodings, padded to the longest with ``pad_id``
+    (attention 0 and token type 0 on the padding)."""
+    width = max(len(e.ids) for e in encodings)
+    feed = {name: np.zeros((len(encodings), width), dtype=np.int64) for name in INPUTS}
+    feed["input_ids"][:] = pad_id
+    for row, e in enumerate(encodings):
+        n = len(e.ids)
+        feed["input_ids"][row, :n] = e.ids
+        feed["attention_mask"][row, :n] = 1
+        feed["token_type_ids"][row, :n] = e.type_ids
+    return feed
+
+
 def reproduces(model_dir: Path) -> str | None:
     """None when ``build`` writes this model's graph; else why not."""
     try:

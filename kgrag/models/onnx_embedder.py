@@ -190,15 +190,9 @@ class OnnxEmbedder:
         return out
 
     def _run(self, encodings: list[Any]) -> np.ndarray:
-        width = max(len(e.ids) for e in encodings)
-        feed = {name: np.zeros((len(encodings), width), dtype=np.int64) for name in ("input_ids", "attention_mask",
-                                                                                  "token_type_ids")}
-        feed["input_ids"][:] = self._pad_id
-        for row, e in enumerate(encodings):
-            n = len(e.ids)
-            feed["input_ids"][row, :n] = e.ids
-            feed["attention_mask"][row, :n] = 1
-            feed["token_type_ids"][row, :n] = e.type_ids
+        from kgrag.models.bert_onnx import padded_feed
+
+        feed = padded_feed(encodings, self._pad_id)
         hidden = self._session.run(None, {name: feed[name] for name in self._inputs})[0]
         if self._pooling == "cls":
             pooled = hidden[:, 0]

@@ -260,29 +260,19 @@ class OnnxReranker(_LockedReranker):
     def _score_pairs(self, pairs: list[tuple[str, str]]) -> Sequence[float]:
         import numpy as np
 
+        from kgrag.models.bert_onnx import padded_feed
+
         encodings = self._tokenizer.encode_batch(pairs)
         out = np.zeros(len(pairs), dtype=np.float32)
         order = sorted(range(len(pairs)), key=lambda i: -len(encodings[i].ids))  # little padding per batch
         for start in range(0, len(order), self.batch_size):
             rows = order[start:start + self.batch_size]
-            width = max(len(encodings[i].ids) for i in rows)
-            feed = {name: np.zeros((len(rows), width), dtype=np.int64) for name in bert_inputs()}
-            for r, i in enumerate(rows):
-                e, n = encodings[i], len(encodings[i].ids)
-                feed["input_ids"][r, :n] = e.ids
-                feed["attention_mask"][r, :n] = 1
-                feed["token_type_ids"][r, :n] = e.type_ids
+            feed = padded_feed([encodings[i] for i in rows])
             logits = self._session.run(None, {name: feed[name] for name in self._inputs})[0]
             out[rows] = logits.reshape(len(rows), -1)[:, 0]
         if self._normalize:
             return (1.0 / (1.0 + np.exp(-out))).tolist()
         return out.tolist()
-
-
-def bert_inputs() -> tuple[str, ...]:
-    from kgrag.models.bert_onnx import INPUTS
-
-    return INPUTS
 
 
 def build_reranker(

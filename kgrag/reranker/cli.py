@@ -33,14 +33,12 @@ def train(settings, minutes: float | None, queries: int | None, gold: Path | Non
     and install it in <data dir>/reranker. Needs PyTorch (pip install 'kgrag[rerank]'); answering
     with the result does not."""
     from kgrag.components import Components
+    from kgrag.reranker.background import needs_torch
     from kgrag.reranker.job import RerankerTrainingError, train_reranker, with_tuning
     from kgrag.reranker.progress import ProgressBar
 
-    try:
-        import torch  # noqa: F401  (only to say what is missing, before minutes of mining)
-    except ImportError:
-        raise click.ClickException("training a reranker needs PyTorch: pip install 'kgrag[rerank]' "
-                                   "(answering with the trained model does not)") from None
+    if (missing := needs_torch()) is not None:  # said before minutes of mining
+        raise click.ClickException(missing)
     golden = _gold(gold, gold_half) if gold else ()
     comps = Components(settings)
     bar = ProgressBar(enabled=not no_progress)
