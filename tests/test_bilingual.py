@@ -59,3 +59,24 @@ def test_a_passage_both_readings_find_gets_one_keyword_vote():
     assert fused["a"] == pytest.approx(1 / 61)
     assert fused["b"] == pytest.approx(1 / 61)  # its better rank (1st in the translation), not 1/62 + 1/61
     assert fused["c"] == pytest.approx(1 / 62)
+
+
+def test_the_gate_reads_the_questions_words_in_its_own_scripts_hits():
+    """A Chinese question's first hits: a Chinese passage, then two English pages the translation
+    brought up, then another Chinese passage. English pages hold none of the question's words,
+    so the coverage is read from the first Chinese hits: the words the first passage lacks are
+    found in the fourth, and the answer stands (read from the first three hits it would not)."""
+    from kgrag.retrieve.abstain import GateSettings, assess
+    from kgrag.retrieve.types import Hit
+    from kgrag.types import Chunk
+
+    def hit(cid: str, text: str) -> Hit:
+        return Hit(Chunk(id=cid, doc_id=cid, text=text, title="", section_path="", start=0, end=len(text)), 1.0)
+
+    question = "杜瓦在哪一年开展液氧实验？"
+    first = hit("zh1", "1891年，杜瓦制得了足以研究的液氧。")
+    english = [hit("en1", "Oxygen was first liquefied in a stable state in 1883 by Polish scientists."),
+               hit("en2", "Liquid oxygen is used as an oxidizer in rockets and in industry.")]
+    fourth = hit("zh2", "这次实验在伦敦皇家研究所开展。")
+    decided = assess(question, [first, *english, fourth], [], GateSettings(min_coverage=0.9))
+    assert decided.coverage == 1.0 and not decided.abstain, decided

@@ -127,7 +127,11 @@ def assess(question: str, hits: Sequence[Hit], linked: Sequence[LinkedEntity], g
         best = max(scored)
         return Assessment(best < gate.min_score, "reranker score under min_score" if best < gate.min_score else None)
     read = [HitText(h) for h in top]
-    coverage = word_coverage(question, read[:RANKING.coverage_depth])
+    # Words do not cross scripts: the question's words are looked for in the first hits written
+    # in its own script (a passage in the other language, found through the question's
+    # translation, holds none of them and would take the place of an own-script hit that may).
+    own = [r for r, h in zip(read, top, strict=True) if not cross_script.across(question, h)]
+    coverage = word_coverage(question, (own or read)[:RANKING.coverage_depth])
     # The weak-dense rule reads only cosines on the scale ``min_dense`` is measured on (the
     # English model's, ``PathRank.calibrated``): e5's bunch high whatever the text says. The
     # subject rule reads the best of any space, as it was measured (docs/decisions.md).
