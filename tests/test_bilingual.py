@@ -18,6 +18,9 @@ def test_an_english_question_gives_the_chinese_words_of_its_names_and_nouns():
     # Plurals and phrases: "Panthers" is a panther, "black death" one entry.
     assert "豹" in other_script_terms("How many points did the Panthers defense surrender?", 2)
     assert other_script_terms("What was the black death blamed on?", 2)[0] == "黑死病"
+    # A name loses a plural ending only ("Jared" is no jar); a gloss's name before a comma counts.
+    assert dictionary().to_chinese("Jared Allen", 2) == []
+    assert dictionary().to_chinese("Denver", 2) == ["丹佛"]
 
 
 def test_a_chinese_question_gives_english_words():

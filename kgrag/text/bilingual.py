@@ -35,7 +35,7 @@ from kgrag.text.scripts import HAN_RUN, is_mainly_non_latin
 
 _PARENS = re.compile(r"\([^)]*\)|\[[^\]]*\]|\{[^}]*\}")
 _LEADING = re.compile(r"^(?:to|a|an|the) ")
-_EN_WORD = re.compile(r"[a-z][a-z'\-]*")
+_EN_WRITTEN = re.compile(r"[A-Za-z][A-Za-z'\-]*")
 _GLOSS_WORD = re.compile(r"[a-z][a-z\-]*")
 # Senses that are no translation: a measure word, a pointer to another entry, a surname.
 _NOT_A_SENSE = ("cl:", "variant of", "old variant of", "see ", "used in ", "surname ", "abbr. for", "erhua variant")
@@ -58,7 +58,9 @@ class Dictionary:
     words_for: dict[str, tuple[str, ...]]
 
     def to_chinese(self, text: str, per_word: int) -> list[str]:
-        words = _EN_WORD.findall(text.casefold())
+        written = _EN_WRITTEN.findall(text)
+        words = [w.casefold() for w in written]
+        names = {w.casefold() for w in written if w[0].isupper()}  # capitalised as written
         out: list[str] = []
         i = 0
         while i < len(words):
@@ -70,7 +72,8 @@ class Dictionary:
                 if _asking(words[i + size - 1]):  # a phrase begins and ends with a word that names
                     continue
                 phrase = " ".join(words[i : i + size])
-                hit = next((self.words_for[f] for f in _forms(phrase) if f in self.words_for), None)
+                forms = _forms(phrase, words[i + size - 1] in names)
+                hit = next((self.words_for[f] for f in forms if f in self.words_for), None)
                 if hit:
                     found = (size, hit[:per_word])
                     break
@@ -112,10 +115,15 @@ def _asking(word: str) -> bool:
     return word in EN_STOP or word in _EN_ASKING
 
 
-def _forms(phrase: str) -> list[str]:
-    """The phrase and the stems its last word may have ("panthers" → "panther")."""
+def _forms(phrase: str, name: bool) -> list[str]:
+    """The phrase and the stems its last word may have ("panthers" → "panther"); a name (a word
+    written with a capital) only loses a plural ending: "Jared" is no jar."""
     head, _, last = phrase.rpartition(" ")
     stems = [last]
+    if name:
+        if last.endswith("s") and not last.endswith("ss") and len(last) > 3:
+            stems.append(last[:-1])
+        return [f"{head} {s}" if head else s for s in stems]
     if last.endswith("ies") and len(last) > 4:
         stems.append(last[:-3] + "y")
     if last.endswith("es") and len(last) > 4:
@@ -167,8 +175,9 @@ def _load() -> Dictionary:
                     folded = gloss.casefold()
                     place = len(senses[simplified])
                     senses[simplified].append(folded)
-                    if len(gloss.split()) <= _MAX_PHRASE:
-                        words_for[folded].setdefault(simplified, place)
+                    before_comma = folded.split(",", 1)[0].strip()  # "Denver, Colorado"
+                    if len(before_comma.split()) <= _MAX_PHRASE:
+                        words_for[before_comma].setdefault(simplified, place)
                     elif name := _NAME.match(gloss):  # "Guangzhou subprovincial city and capital of …"
                         words_for[name.group().strip().casefold()].setdefault(simplified, place)
     frequency = _jieba_frequencies()
