@@ -145,7 +145,7 @@ class RetrievalSettings(_Section):
     unstructured_graph_weight: float = Field(0.2, ge=0, le=1)
     # The keyword search across languages (kgrag/retrieve/paths.py TranslatedKeywordPath): each
     # dictionary word of the question gives this many words in the other script (0: no such
-    # search). docs/decisions.md, "Questions across languages".
+    # search). docs/decisions.md, "The keyword path reads the question's translation".
     translate_words: int = Field(2, ge=0, le=5)
     hops: int = Field(2, ge=0, le=4)
     # Entities of the best N keyword hits also seed the graph walk (0: question entities only).

@@ -11,11 +11,12 @@ English word or phrase ("railway", "black death") the Chinese words glossed by e
   most), each plural or inflected form also tried as its stem ("Panthers" → panther → 豹);
   each English entry gives its ``per_word`` usual Chinese words (``Dictionary``: "defense" →
   防御, 防务).
-- Chinese → English: jieba's words, each giving the first word of its first ``per_word``
-  senses ("委员会" → committee); a word the dictionary lacks gives its parts that it has.
+- Chinese → English: jieba's words of two characters or more, each giving the first two words
+  of each of its first ``per_word`` senses ("委员会" → committee); a word the dictionary lacks
+  gives its parts that it has (their first sense each).
 
 Question words and stop words translate to nothing. The dictionary loads on first use (about
-two seconds, a background warm-up in the server) and is shared, read-only, by every thread.
+two seconds; the server's warm-up retrieval does it) and is shared, read-only, by every thread.
 """
 
 from __future__ import annotations
