@@ -83,3 +83,14 @@ def test_the_gate_reads_the_questions_words_in_its_own_scripts_hits():
     fourth = hit("zh2", "这次实验在伦敦皇家研究所开展。")
     decided = assess(question, [first, *english, fourth], [], GateSettings(min_coverage=0.9))
     assert decided.coverage == 1.0 and not decided.abstain, decided
+
+
+def test_only_a_knowledge_base_in_two_languages_is_searched_by_translation():
+    from kgrag.retrieve.paths import other_language_held
+
+    assert not other_language_held("Who directed Black Book?", frozenset({"en", "other"}))
+    assert other_language_held("Who directed Black Book?", frozenset({"en", "zh"}))
+    assert other_language_held("Who directed Black Book?", frozenset({"en", "mixed"}))
+    assert not other_language_held("黑皮书的导演是谁？", frozenset({"zh"}))
+    assert other_language_held("黑皮书的导演是谁？", frozenset({"zh", "en"}))
+    assert other_language_held("黑皮书的导演是谁？", None)  # a store that cannot say: searched

@@ -24,6 +24,7 @@ from kgrag.stores.base import ChunkIndex, GraphReader
 from kgrag.stores.filters import SearchFilter
 from kgrag.text.bilingual import other_script_terms
 from kgrag.text.normalize import normalize_alias
+from kgrag.text.scripts import is_mainly_non_latin
 from kgrag.types import GraphPath, ScoredId
 
 
@@ -149,6 +150,18 @@ class KeywordPath:
         own = {h.id for h in hits}
         ranked = sorted(range(len(pool)), key=lambda i: (-held[pool[i].id], i))
         return [pool[i] for i in ranked if held[pool[i].id] or pool[i].id in own][:k]
+
+
+def other_language_held(question: str, languages: frozenset[str] | None) -> bool:
+    """Whether the knowledge base may hold passages in the other language than the question's:
+    its chunks' detected languages (``FacetCatalog.languages``) include Chinese or mixed text for
+    a question in Latin letters, English or mixed text for a Chinese one; True when they are
+    unknown. A knowledge base in the question's language only is never searched by translation
+    (and the dictionary is never read for it)."""
+    if not languages:
+        return True
+    wanted = {"en", "mixed"} if is_mainly_non_latin(question) else {"zh", "mixed"}
+    return bool(wanted & languages)
 
 
 class TranslatedKeywordPath:

@@ -25,7 +25,7 @@ from kgrag.retrieve.fusion import Fusion, fuse
 from kgrag.retrieve.iterate import EntityFeedbackDriver, IterationDriver, RoundPlan, run_rounds
 from kgrag.retrieve.linking import EntityLinker
 from kgrag.retrieve.llm_rewrites import REWRITES, QueryLLM, parse_rewrites, run_rewrites
-from kgrag.retrieve.paths import DensePath, GraphWalkPath, KeywordPath, TranslatedKeywordPath
+from kgrag.retrieve.paths import DensePath, GraphWalkPath, KeywordPath, TranslatedKeywordPath, other_language_held
 from kgrag.retrieve.postprocess import drop_overlapping, expand_parents, fused_hits
 from kgrag.retrieve.recency import Recency, prefer_recent
 from kgrag.retrieve.reranking import rerank as rerank_hits
@@ -299,7 +299,7 @@ class Retriever:
                 if "bm25" in modes else []
         if "bm25" in modes:  # BM25 needs the expansions only: it runs while the walk's seeds are found
             futures["bm25"] = self.pool.submit(self.paths["bm25"].search, query, s.candidates)
-            if s.translate_words:
+            if s.translate_words and other_language_held(query.keyword_text, self._languages()):
                 futures["translated"] = self.pool.submit(self.translated_path.search, query, s.candidates)
         if "graph" in modes and s.described_entities:
             excluded = query.exclusion.entities if query.exclusion is not None else set()
@@ -401,6 +401,11 @@ class Retriever:
         if query.exclusion is None:
             return results
         return query.exclusion.apply(results, self.chunk_index.get)
+
+    def _languages(self) -> frozenset[str] | None:
+        """The languages the knowledge base's chunks are written in (None: unknown)."""
+        catalog = self.facets()
+        return catalog.languages if catalog is not None else None
 
     def _feedback(self, query: Query, keyword: PathResult) -> list[str]:
         """Entities of the best keyword hits, as extra graph seeds: the bridge entity of a
