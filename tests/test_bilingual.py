@@ -14,9 +14,10 @@ from kgrag.types import ScoredId
 
 def test_an_english_question_gives_the_chinese_words_of_its_names_and_nouns():
     terms = other_script_terms("How long is the Guangzhou–Maoming railway?", 2)
-    assert {"广州", "茂名", "铁路", "长"} <= set(terms), terms
-    # Plurals and phrases: "Panthers" is a panther, "black death" one entry.
-    assert "豹" in other_script_terms("How many points did the Panthers defense surrender?", 2)
+    assert {"广州", "茂名", "铁路"} <= set(terms), terms
+    assert all(len(t) >= 2 for t in terms), terms  # 长 ("long") is one character: too many matches
+    # Plurals and phrases: "Normans" are Normans, "black death" one entry.
+    assert "诺曼人" in other_script_terms("Who were the Normans?", 2)
     assert other_script_terms("What was the black death blamed on?", 2)[0] == "黑死病"
     # A name loses a plural ending only ("Jared" is no jar); a gloss's name before a comma counts.
     assert dictionary().to_chinese("Jared Allen", 2) == []
@@ -37,8 +38,8 @@ def test_question_words_and_stop_words_translate_to_nothing():
 
 def test_the_usual_word_comes_first():
     """Words whose first or second sense is the English word come first, the more frequent
-    first: "long" is 长 ("length; long"), before 悠久 ("long; long-lasting")."""
-    assert dictionary().to_chinese("long", 1) == ["长"]
+    first: "study" is 研究 before 学习, "war" 战争."""
+    assert dictionary().to_chinese("study", 1) == ["研究"]
     assert dictionary().to_chinese("wars", 1) == ["战争"]
     assert len(dictionary().to_chinese("railway", 3)) <= 3
 

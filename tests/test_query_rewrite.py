@@ -146,8 +146,12 @@ def test_rewritten_queries_reach_the_paths_and_the_trace(demo_kb):
     assert all(body["messages"][1]["content"] == f"Question: {QUESTION}" for body in server.requests)
     hyde, multi, decompose, step_back = trace["rewriting"]
     assert hyde["queries"][0]["paths"] == ["dense@hyde"]
-    assert [q["paths"] for q in multi["queries"]] == [["dense@mq1", "bm25@mq1", "graph@mq1"],
-                                                     ["dense@mq2", "bm25@mq2", "graph@mq2"]]
+    # Each rewrite searched on every path, and by its translation where that finds something
+    # (the demo is bilingual: kgrag.retrieve.paths.TranslatedKeywordPath).
+    assert [[p for p in q["paths"] if not p.startswith("translated@")] for q in multi["queries"]] == \
+        [["dense@mq1", "bm25@mq1", "graph@mq1"], ["dense@mq2", "bm25@mq2", "graph@mq2"]]
+    assert {p for q in multi["queries"] for p in q["paths"]} <= {f"{name}@mq{i}" for i in (1, 2)
+                                                                 for name in ("dense", "bm25", "graph", "translated")}
     assert step_back["queries"][0]["text"] == CANNED["question"]["question"]
     # Decomposition: each sub-question searched on every path, its own evidence kept.
     assert [q["text"] for q in decompose["queries"]] == SUB_QUESTIONS

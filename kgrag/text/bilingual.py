@@ -8,9 +8,11 @@ English word or phrase ("railway", "black death") the Chinese words glossed by e
 (``kgrag.retrieve.paths.TranslatedKeywordPath``); it translates no sentence and needs no model.
 
 - English → Chinese: the question's words, longest dictionary phrase first (three words at
-  most), each plural or inflected form also tried as its stem ("Panthers" → panther → 豹);
-  each English entry gives its ``per_word`` usual Chinese words (``Dictionary``: "defense" →
-  防御, 防务).
+  most), each plural or inflected form also tried as its stem ("railways" → railway → 铁路);
+  each English entry gives its ``per_word`` usual Chinese words of two characters or more
+  (``Dictionary``: "defense" → 防御, 防务). A single character (木 for "tree", 二 for "two")
+  matches too many passages: "What is the lowest common ancestor of two nodes in a rooted
+  tree?" put the demo's Chinese permission guide first in the translated search.
 - Chinese → English: jieba's words of two characters or more, each giving the first two words
   of each of its first ``per_word`` senses ("委员会" → committee); a word the dictionary lacks
   gives its parts that it has (their first sense each).
@@ -52,8 +54,8 @@ _ZH_ASKING = frozenset("何时 哪一年 哪里 哪儿 哪些 为什么 如何 �
 class Dictionary:
     """CC-CEDICT in both directions: simplified word → its senses (English, cleaned), and
     English gloss → the Chinese words glossed by exactly it: first those whose first or second
-    sense it is, the more frequent first (jieba's counts: "long" → 长, "length; long", before
-    悠久), then the words that have it as a later sense."""
+    sense it is, the more frequent first (jieba's counts: "study" → 研究 before 学习), then the
+    words that have it as a later sense. Single characters are not indexed."""
 
     senses: dict[str, tuple[str, ...]]
     words_for: dict[str, tuple[str, ...]]
@@ -177,6 +179,8 @@ def _load() -> Dictionary:
                     place = len(senses[simplified])
                     senses[simplified].append(folded)
                     before_comma = folded.split(",", 1)[0].strip()  # "Denver, Colorado"
+                    if len(simplified) < 2:  # one character means too much to search by
+                        continue
                     if len(before_comma.split()) <= _MAX_PHRASE:
                         words_for[before_comma].setdefault(simplified, place)
                     elif name := _NAME.match(gloss):  # "Guangzhou subprovincial city and capital of …"
