@@ -30,16 +30,14 @@ VOTES_WITH = {"translated": "bm25"}
 
 def rrf(
     results: Sequence[PathResult], weights: Mapping[str, float], k: int,
-    imputed: Mapping[tuple[str, str], float] | None = None,
+    imputed: Mapping[str, float] | None = None,
 ) -> list[tuple[str, float, dict[str, PathRank]]]:
     """(chunk id, fused score, {path: rank and score}) best first; ties broken by the best
-    single-path rank, then by id, so the order is deterministic. ``imputed``: (path, chunk id) →
-    the vote a path blind to the chunk could not give (``imputed_votes``); a path votes once per
-    chunk, the better of that and its own lists' (``VOTES_WITH``)."""
-    votes: dict[tuple[str, str], float] = dict(imputed or {})  # (voter, chunk id) → its best vote
-    fused: dict[str, float] = {}
-    for (_, cid), vote in votes.items():
-        fused[cid] = fused.get(cid, 0.0) + vote
+    single-path rank, then by id, so the order is deterministic. ``imputed``: votes added for
+    chunks that paths blind to them could not give (``imputed_votes``). A list that is another
+    reading of a path votes as that path, once per chunk (``VOTES_WITH``)."""
+    fused: dict[str, float] = dict(imputed or {})
+    votes: dict[tuple[str, str], float] = {}  # (voter, chunk id) → its best vote
     ranks: dict[str, dict[str, PathRank]] = {}
     for result in results:
         weight = weights.get(result.name, 1.0)
@@ -55,7 +53,7 @@ def rrf(
 
 
 def imputed_votes(results: Sequence[PathResult], weights: Mapping[str, float], k: int, question_non_latin: bool,
-                  non_latin: Mapping[str, bool], gap: float) -> dict[tuple[str, str], float]:
+                  non_latin: Mapping[str, bool], gap: float) -> dict[str, float]:
     """Votes for the chunks written in another script than the question that the keyword and
     graph paths did not rank: those paths match words and names as written, so a Chinese
     passage is out of an English question's sight for them, not ranked low. Each such path
@@ -76,13 +74,13 @@ def imputed_votes(results: Sequence[PathResult], weights: Mapping[str, float], k
     translated = any(r.name == "translated" for r in results)
     blind = [r for r in results if r.name.split("@")[0] == "graph" or (r.name.split("@")[0] == "bm25" and not translated)]
     seen = {r.name: {h.id for h in r.hits} for r in blind}
-    out: dict[tuple[str, str], float] = {}
+    out: dict[str, float] = {}
     for rank, hit in enumerate(dense.hits, start=1):
         if non_latin.get(hit.id, question_non_latin) == question_non_latin or hit.score < floor:
             continue
         for r in blind:
             if hit.id not in seen[r.name]:
-                out[(r.name, hit.id)] = weights.get(r.name, 1.0) / (k + rank)
+                out[hit.id] = out.get(hit.id, 0.0) + weights.get(r.name, 1.0) / (k + rank)
     return out
 
 

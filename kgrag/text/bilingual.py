@@ -168,6 +168,8 @@ def _load() -> Dictionary:
             if len(forms) != 2:
                 continue
             simplified = forms[1]
+            if len(simplified) < 2:  # one character means too much to search by, either way
+                continue
             for sense in rest.split("/"):
                 if not sense or sense.casefold().startswith(_NOT_A_SENSE):
                     continue
@@ -179,8 +181,6 @@ def _load() -> Dictionary:
                     place = len(senses[simplified])
                     senses[simplified].append(folded)
                     before_comma = folded.split(",", 1)[0].strip()  # "Denver, Colorado"
-                    if len(simplified) < 2:  # one character means too much to search by
-                        continue
                     if len(before_comma.split()) <= _MAX_PHRASE:
                         words_for[before_comma].setdefault(simplified, place)
                     elif name := _NAME.match(gloss):  # "Guangzhou subprovincial city and capital of …"
