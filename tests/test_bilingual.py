@@ -24,6 +24,16 @@ def test_an_english_question_gives_the_chinese_words_of_its_names_and_nouns():
     assert dictionary().to_chinese("Denver", 2) == ["丹佛"]
 
 
+def test_a_possessive_is_its_name_and_a_longer_names_first_word_is_no_name():
+    """"Denver's mayor" is about Denver; "Chinese People's Liberation Army" (中国人民解放军) and
+    "Chinese emigrant who …" (华侨's second sense) do not make "Chinese" their name."""
+    assert dictionary().to_chinese("Denver's mayor", 1)[0] == "丹佛"
+    assert dictionary().to_chinese("the Denver’s airport", 1)[0] == "丹佛"
+    chinese = dictionary().to_chinese("Chinese", 5)
+    assert "中国人民解放军" not in chinese and "华侨" not in chinese, chinese
+    assert dictionary().to_chinese("Guangzhou subway", 1)[0] == "广州"  # a first sense's name still counts
+
+
 def test_a_chinese_question_gives_english_words():
     terms = other_script_terms("希曼斯建立的委员会的领导者是谁?", 2)
     assert {"committee", "leader"} <= set(terms), terms
@@ -63,6 +73,49 @@ def test_a_passage_both_readings_find_gets_one_keyword_vote():
     assert fused["a"] == pytest.approx(1 / 61)
     assert fused["b"] == pytest.approx(1 / 61)  # its better rank (1st in the translation), not 1/62 + 1/61
     assert fused["c"] == pytest.approx(1 / 62)
+
+
+def test_a_rewrites_translation_votes_with_that_rewrites_keyword_list():
+    """A rewrite's lists ("bm25@mq1", "translated@mq1") vote once per passage between them, as
+    the question's own two readings do; and a keyword list without its translation stays blind
+    to the other script (the dense path's rank is imputed for it), whatever other lists have."""
+    from kgrag.retrieve.fusion import imputed_votes
+
+    lists = [PathResult("bm25@mq1", [ScoredId("a", 3.0)]), PathResult("translated@mq1", [ScoredId("a", 5.0)]),
+             PathResult("bm25", [ScoredId("a", 3.0)])]
+    fused = {cid: score for cid, score, _ in rrf(lists, {}, 60)}
+    assert fused["a"] == pytest.approx(2 / 61)  # bm25 and bm25@mq1 (read twice): two votes, not three
+    dense = PathResult("dense", [ScoredId("en", 0.80), ScoredId("zh", 0.79)])
+    translated = PathResult("translated", [ScoredId("x", 1.0)])
+    imputed = imputed_votes([dense, PathResult("bm25", [ScoredId("en", 2.0)]), translated,
+                             PathResult("bm25@mq1", [ScoredId("en", 2.0)])],
+                            {}, 60, False, {"en": False, "zh": True}, 0.03)
+    assert imputed == {"zh": pytest.approx(1 / 62)}  # bm25@mq1's vote only: bm25 read the translation
+
+
+def test_the_translations_first_hit_keeps_a_head_place_when_it_matches_as_well():
+    """An English question whose answer is written only in Chinese: the translation finds the
+    Chinese passage first, nothing else but the dense path sees it, and three English passages
+    that the keyword, dense and graph paths each half-match outvote it. Matching the translated
+    words as strongly as the best English passage matches the question's own (BM25, one index),
+    it keeps a place in the first five (not the first three, which the answerer and the gate
+    read); a translation that matches a stray Chinese page weakly stays a vote."""
+    from kgrag.config import RetrievalSettings
+    from kgrag.retrieve.fusion import fuse
+
+    english = [f"en{i}" for i in range(1, 7)]
+
+    def lists(translated_score: float) -> list[PathResult]:
+        return [PathResult("bm25", [ScoredId(c, 12.0 - i) for i, c in enumerate(english)]),
+                PathResult("dense", [ScoredId(c, 0.8 - i / 100) for i, c in enumerate([*english[:4], "zh", *english[4:]])]),
+                PathResult("graph", [ScoredId(c, 1.0 - i / 10) for i, c in enumerate(english[1:])]),
+                PathResult("translated", [ScoredId("zh", translated_score), ScoredId("zh2", 3.0)], keep_head=False)]
+
+    settings = RetrievalSettings(evidence_set=False)
+    strong = [i.chunk_id for i in fuse(lists(11.0), Query("How long is the Guangzhou–Maoming railway?"), settings).items]
+    assert strong.index("zh") == 4 and strong[:3] == ["en2", "en3", "en1"], strong
+    weak = [i.chunk_id for i in fuse(lists(4.0), Query("How long is the Guangzhou–Maoming railway?"), settings).items]
+    assert weak.index("zh") > 4, weak
 
 
 def test_the_gate_reads_the_questions_words_in_its_own_scripts_hits():

@@ -28,6 +28,13 @@ from kgrag.text.scripts import is_mainly_non_latin
 VOTES_WITH = {"translated": "bm25"}
 
 
+def voter(name: str) -> str:
+    """The path a list votes as: its own name, or the path it is another reading of, with the
+    list's suffix kept (a rewrite's "translated@mq1" votes as "bm25@mq1", not as "bm25")."""
+    base, at, suffix = name.partition("@")
+    return VOTES_WITH.get(base, base) + at + suffix
+
+
 def rrf(
     results: Sequence[PathResult], weights: Mapping[str, float], k: int,
     imputed: Mapping[str, float] | None = None,
@@ -41,13 +48,13 @@ def rrf(
     ranks: dict[str, dict[str, PathRank]] = {}
     for result in results:
         weight = weights.get(result.name, 1.0)
-        voter = VOTES_WITH.get(result.name, result.name)
+        votes_as = voter(result.name)
         for rank, hit in enumerate(result.hits, start=1):
             vote = weight / (k + rank)
-            before = votes.get((voter, hit.id), 0.0)
+            before = votes.get((votes_as, hit.id), 0.0)
             if vote > before:
                 fused[hit.id] = fused.get(hit.id, 0.0) + vote - before
-                votes[(voter, hit.id)] = vote
+                votes[(votes_as, hit.id)] = vote
             ranks.setdefault(hit.id, {})[result.name] = PathRank(rank, hit.score, hit.calibrated)
     return _ordered({cid: v for cid, v in fused.items() if cid in ranks}, ranks)
 
@@ -69,10 +76,12 @@ def imputed_votes(results: Sequence[PathResult], weights: Mapping[str, float], k
         return {}
     own = [h.score for h in dense.hits if non_latin.get(h.id, question_non_latin) == question_non_latin]
     floor = (max(own) if own else float("-inf")) - gap
-    # The keyword path reads the other script's passages through the question's translation
-    # when it has one (``TranslatedKeywordPath``): it is blind to them no more.
-    translated = any(r.name == "translated" for r in results)
-    blind = [r for r in results if r.name.split("@")[0] == "graph" or (r.name.split("@")[0] == "bm25" and not translated)]
+    # A keyword list reads the other script's passages through its question's translation when
+    # it has one (``TranslatedKeywordPath``; "translated@mq1" for the rewrite "bm25@mq1"): it is
+    # blind to them no more.
+    read = {voter(r.name) for r in results if r.name.split("@")[0] in VOTES_WITH}
+    blind = [r for r in results if r.name.split("@")[0] == "graph"
+             or (r.name.split("@")[0] == "bm25" and r.name not in read)]
     seen = {r.name: {h.id for h in r.hits} for r in blind}
     out: dict[str, float] = {}
     for rank, hit in enumerate(dense.hits, start=1):
@@ -180,6 +189,11 @@ def fuse(results: Sequence[PathResult], query: Query, settings: RetrievalSetting
     trusted = [r for r in results if r.name not in reasons and r.keep_head]
     headed = keep_path_heads(fused, trusted, settings.keep_path_top)
     moved = _moved_heads(fused, trusted, settings.keep_path_top)
+    readings = [r for r in results if r.name not in reasons and reading_holds_head(r, by_name)]
+    if readings:  # the translation's first hit: a place in the first five (``reading_holds_head``)
+        place = CROSS_SCRIPT.translated_head_place
+        moved |= _moved_heads(headed, readings, place)
+        headed = keep_path_heads(headed, readings, place)
     items = [Fused(cid, score, ranks, {"rule": "path_head", "path": moved[cid]} if cid in moved else {"rule": "fusion"})
              for cid, score, ranks in headed]
     graph = by_name.get("graph")
@@ -188,6 +202,24 @@ def fuse(results: Sequence[PathResult], query: Query, settings: RetrievalSetting
         placements = evidence_set(query, graph, names_in)[: settings.evidence_set_max]
         items = _place(items, placements, settings.evidence_set_after)
     return Fusion(items, weights, reasons, placements)
+
+
+def reading_holds_head(result: PathResult, by_name: Mapping[str, PathResult]) -> bool:
+    """Whether the question's translation's keyword list (``VOTES_WITH``) keeps its first hit at
+    place ``CROSS_SCRIPT.translated_head_place`` or above: when that hit matches the translated
+    words at least ``CROSS_SCRIPT.translated_head_share`` as strongly as the best passage
+    matches the question's own words (both are BM25 scores over one index). Its own vote is the
+    keyword path's second reading, so an answer written only in the other language — found
+    first by the translation, seen by no other path but the dense one — is outvoted by
+    own-language passages that two or three paths half-match; a translation that matches a few
+    words of a stray other-language page (an English corpus's Chinese pages) stays a vote. The
+    place is fifth, not the trusted paths' third: the answerer and the gate read the first
+    three, and one translated word ("mistaken" → 错误) can match a page about something else."""
+    if result.name not in VOTES_WITH or not result.hits:
+        return False
+    own = by_name.get(VOTES_WITH[result.name])
+    best_own = own.hits[0].score if own is not None and own.hits else 0.0
+    return result.hits[0].score >= CROSS_SCRIPT.translated_head_share * best_own
 
 
 def path_weights(results: Sequence[PathResult], settings: RetrievalSettings) -> tuple[dict[str, float], dict[str, str]]:

@@ -38,7 +38,8 @@ from kgrag.text.scripts import HAN_RUN, is_mainly_non_latin
 
 _PARENS = re.compile(r"\([^)]*\)|\[[^\]]*\]|\{[^}]*\}")
 _LEADING = re.compile(r"^(?:to|a|an|the) ")
-_EN_WRITTEN = re.compile(r"[A-Za-z][A-Za-z'\-]*")
+_EN_WRITTEN = re.compile(r"[A-Za-z][A-Za-z'’\-]*")
+_POSSESSIVE = re.compile(r"['’]s?$")  # "Kublai's" is Kublai
 _GLOSS_WORD = re.compile(r"[a-z][a-z\-]*")
 # Senses that are no translation: a measure word, a pointer to another entry, a surname.
 _NOT_A_SENSE = ("cl:", "variant of", "old variant of", "see ", "used in ", "surname ", "abbr. for", "erhua variant")
@@ -61,7 +62,7 @@ class Dictionary:
     words_for: dict[str, tuple[str, ...]]
 
     def to_chinese(self, text: str, per_word: int) -> list[str]:
-        written = _EN_WRITTEN.findall(text)
+        written = [_POSSESSIVE.sub("", w) for w in _EN_WRITTEN.findall(text)]
         words = [w.casefold() for w in written]
         names = {w.casefold() for w in written if w[0].isupper()}  # capitalised as written
         out: list[str] = []
@@ -183,7 +184,11 @@ def _load() -> Dictionary:
                     before_comma = folded.split(",", 1)[0].strip()  # "Denver, Colorado"
                     if len(before_comma.split()) <= _MAX_PHRASE:
                         words_for[before_comma].setdefault(simplified, place)
-                    elif name := _NAME.match(gloss):  # "Guangzhou subprovincial city and capital of …"
+                    elif place == 0 and (name := _NAME.match(gloss)) and gloss[name.end() : name.end() + 1].islower():
+                        # "Guangzhou subprovincial city and capital of …"; not the first word of
+                        # a longer name ("Chinese People's Liberation Army" is no "Chinese"), and
+                        # only an entry's first sense names it ("Chinese emigrant who …" is 华侨's
+                        # second: no name)
                         words_for[name.group().strip().casefold()].setdefault(simplified, place)
     frequency = _jieba_frequencies()
     return Dictionary(
