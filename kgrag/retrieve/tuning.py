@@ -87,9 +87,9 @@ class CrossScriptTuning:
 
     min_dense_across: float = 0.80  # dense similarity a best hit in the other script needs without sentence meaning, or with a name missing
     imputed_gap: float = 0.03  # blind paths vote for an other-script chunk this far under the own script's best
-    # The translation's first hit keeps a head place when its BM25 score is at least this share
-    # of the question's own keyword search's first (docs/decisions.md, "The translation's first
-    # hit keeps a head place …": the sweep)
+    # The translation's first hit keeps a place in the first ``translated_head_place`` when its
+    # BM25 score is at least this share of the question's own keyword search's first
+    # (docs/decisions.md, "The translation's first hit keeps a place in the first five": the sweep)
     translated_head_share: float = 0.75
     translated_head_place: int = 5
     meaning_sources: int = 3  # the first hits whose other-script sentences the gate weighs by meaning
