@@ -93,13 +93,14 @@ def test_a_rewrites_translation_votes_with_that_rewrites_keyword_list():
     assert imputed == {"zh": pytest.approx(1 / 62)}  # bm25@mq1's vote only: bm25 read the translation
 
 
-def test_the_translations_first_hit_keeps_a_head_place_when_it_matches_as_well():
+def test_the_translations_first_hit_keeps_a_head_place_when_it_matches_more_strongly():
     """An English question whose answer is written only in Chinese: the translation finds the
     Chinese passage first, nothing else but the dense path sees it, and three English passages
     that the keyword, dense and graph paths each half-match outvote it. Matching the translated
-    words as strongly as the best English passage matches the question's own (BM25, one index),
-    it keeps a place in the first five (not the first three, which the answerer and the gate
-    read); a translation that matches a stray Chinese page weakly stays a vote."""
+    words clearly more strongly than the best English passage matches the question's own (BM25,
+    one index: 16 against 12), it keeps a place in the first five (not the first three, which
+    the answerer and the gate read); a translation that matches its page less strongly (11)
+    stays a vote."""
     from kgrag.config import RetrievalSettings
     from kgrag.retrieve.fusion import fuse
 
@@ -112,9 +113,9 @@ def test_the_translations_first_hit_keeps_a_head_place_when_it_matches_as_well()
                 PathResult("translated", [ScoredId("zh", translated_score), ScoredId("zh2", 3.0)], keep_head=False)]
 
     settings = RetrievalSettings(evidence_set=False)
-    strong = [i.chunk_id for i in fuse(lists(11.0), Query("How long is the Guangzhou–Maoming railway?"), settings).items]
+    strong = [i.chunk_id for i in fuse(lists(16.0), Query("How long is the Guangzhou–Maoming railway?"), settings).items]
     assert strong.index("zh") == 4 and strong[:3] == ["en2", "en3", "en1"], strong
-    weak = [i.chunk_id for i in fuse(lists(4.0), Query("How long is the Guangzhou–Maoming railway?"), settings).items]
+    weak = [i.chunk_id for i in fuse(lists(11.0), Query("How long is the Guangzhou–Maoming railway?"), settings).items]
     assert weak.index("zh") > 4, weak
 
 

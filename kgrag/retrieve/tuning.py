@@ -90,7 +90,7 @@ class CrossScriptTuning:
     # The translation's first hit keeps a place in the first ``translated_head_place`` when its
     # BM25 score is at least this share of the question's own keyword search's first
     # (docs/decisions.md, "The translation's first hit keeps a place in the first five": the sweep)
-    translated_head_share: float = 0.75
+    translated_head_share: float = 1.25
     translated_head_place: int = 5
     meaning_sources: int = 3  # the first hits whose other-script sentences the gate weighs by meaning
     latin_question: VouchTuning = VouchTuning(min_meaning=0.815, min_dense=None)  # an English question
