@@ -91,6 +91,12 @@ def _top_doc(result) -> str:
     return Path(result.hits[0].chunk.doc_id).stem if result.hits else ""
 
 
+def _lead(result) -> float:
+    """How far the first hit's fused score is ahead of the second's, as a share of it."""
+    first, second = result.hits[0].score, result.hits[1].score
+    return (first - second) / first
+
+
 @pytest.mark.parametrize(("previous", "question", "page"), [
     ("Where is the Berlin office?", "And what is its phone number?", "berlin-office"),
     ("北京办公室在哪里？", "它的电话号码呢？", "beijing-office"),
@@ -98,9 +104,15 @@ def _top_doc(result) -> str:
 def test_follow_up_completed_from_history_finds_the_right_page(offices, previous, question, page):
     retriever = offices.retriever
     alone = retriever.retrieve(question, top_k=5)
-    assert _top_doc(alone) != page, "the fixture must need the history, else this test proves nothing"
+    # The fixture must need the history, else this test proves nothing: alone, the follow-up does
+    # not single the page out — another page is first, or the page is first by a hair (every
+    # office page states a phone number; which one wins alone turns on the CPU's last float bits).
+    lead_alone = _lead(alone)
+    assert _top_doc(alone) != page or lead_alone < 0.02, (_top_doc(alone), lead_alone)
     result = retriever.retrieve(question, top_k=5, history=[Turn(previous)])
     assert _top_doc(result) == page
+    if _top_doc(alone) == page:
+        assert _lead(result) > 2 * lead_alone, (_lead(result), lead_alone)
     conversation = result_dict(result)["trace"]["conversation"]
     assert conversation["followup"] and conversation["carried_from"] == [previous]
     assert conversation["completed_question"].startswith(previous)
