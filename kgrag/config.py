@@ -203,6 +203,10 @@ class RetrievalSettings(_Section):
     # (docs/decisions.md, "The gate's thresholds").
     abstain_min_dense: float = Field(0.35, ge=-1, le=1)
     abstain_min_coverage: float = Field(0.65, ge=0, le=1)
+    # A question every rule lets pass still abstains when the fitted model
+    # (kgrag/retrieve/answerable.py) gives the first hits under this probability of answering it;
+    # higher trades answers for fewer wrong ones (docs/decisions.md, "The fitted gate": the curve).
+    abstain_min_answerable: float = Field(0.1, ge=0, le=1)
     expand_parents: bool = True
     # Preference for newer documents (kgrag/retrieve/recency.py): fused score × (1 + weight ×
     # 2^(−age_days / half_life)). None: off (a request may still send "recency").

@@ -34,7 +34,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 
 from kgrag.config import RetrievalSettings
-from kgrag.retrieve import cross_script
+from kgrag.retrieve import answerable, cross_script
 from kgrag.retrieve.tuning import CROSS_SCRIPT, LINKING, RANKING, VouchTuning
 from kgrag.retrieve.types import Hit, LinkedEntity, NameTies
 from kgrag.retrieve.word_forms import (
@@ -77,6 +77,10 @@ class Assessment:
     # first hits (read only when the words cannot decide; None: not read, or none there)
     meaning_across: float | None = None
     tied_names: list[str] = field(default_factory=list)  # names found only across scripts
+    # the fitted model's probability that the first hits answer the question, and what it read
+    # (None: not asked: a rule decided, or the question or its best hit is not in Latin script)
+    answerable: float | None = None
+    signals: dict[str, float] | None = None
 
     def to_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -101,12 +105,15 @@ class GateSettings:
     # asks, are namesakes however well they match as a whole (docs/decisions.md, "The gate's
     # thresholds": the relation band).
     weak_dense_no_relation: float = 0.65
+    # Under this probability from the fitted model (``kgrag.retrieve.answerable``), abstain when
+    # every rule let the question pass. 0: the model is not consulted for a decision.
+    min_answerable: float = RetrievalSettings.model_fields["abstain_min_answerable"].default
 
 
 def gate_settings(retrieval: RetrievalSettings) -> GateSettings:
     """The gate's thresholds from ``RetrievalSettings``."""
     return GateSettings(min_dense=retrieval.abstain_min_dense, min_coverage_weak_dense=retrieval.abstain_min_coverage,
-                        min_score=retrieval.min_score)
+                        min_score=retrieval.min_score, min_answerable=retrieval.abstain_min_answerable)
 
 
 def assess(question: str, hits: Sequence[Hit], linked: Sequence[LinkedEntity], gate: GateSettings,
@@ -174,7 +181,23 @@ def assess(question: str, hits: Sequence[Hit], linked: Sequence[LinkedEntity], g
         # hit below the first.
         if meaning is not None and _meant(question, out, meaning):
             out.abstain, out.reason = False, None
+    if not out.abstain and not out.across and answerable.applies(question):
+        _fitted(question, linked, names, top, out, gate)
     return out
+
+
+def _fitted(question: str, linked: Sequence[LinkedEntity], names: list[str], top: Sequence[Hit],
+            out: Assessment, gate: GateSettings) -> None:
+    """The fitted model's reading of a question every rule let pass (recorded; it abstains
+    under ``min_answerable``)."""
+    asked = _Words(question)
+    out.signals = answerable.features(
+        question, linked, top, coverage=out.coverage, best_dense=out.best_dense,
+        about=[_is_about(h, asked) for h in top],
+        relation_words=answerable.relation_words(question, names, COMPARATIVES))
+    out.answerable = round(answerable.shipped_model().probability(out.signals), 3)
+    if out.answerable < gate.min_answerable:
+        out.abstain, out.reason = True, "the fitted model judges the top hits unlikely to answer the question"
 
 
 def _vouch(question: str) -> VouchTuning:

@@ -1,0 +1,150 @@
+"""The fitted part of the abstention gate: how likely the top hits answer *this* question.
+
+A logistic model over named features of the question and its first hits (``features``), its
+weights in ``answerable_model.json`` beside this module, written by
+``benchmarks/gate_fit.py`` (which also prints the curve that chose
+``retrieval.abstain_min_answerable``; docs/decisions.md, "The fitted gate"). The gate
+(``kgrag.retrieve.abstain``) asks it only after every rule has let the question pass, and only for
+a question in Latin script whose best hit is in its own script: the features read words, and
+Chinese questions and answers across scripts have rules of their own.
+
+Every feature reads what a knowledge base without the answer would show too: words, the
+calibrated dense cosine, which paths found a hit. None reads a path's rank or a fused score:
+with the gold passages taken out of a ranked list (``kgrag eval --negatives``) the first hit
+left sits second or lower in its paths, which no knowledge base that never held the gold would
+show, and a model reading ranks learns the simulation (decisions.md has the run).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+from kgrag.generate.extractive.asks import asks_value
+from kgrag.generate.sentences import split_sentences
+from kgrag.retrieve.tuning import RANKING
+from kgrag.retrieve.types import Hit, LinkedEntity
+from kgrag.retrieve.word_forms import (
+    LATIN_WORD,
+    HitText,
+    content_words,
+    inflection_found,
+    question_names,
+    word_coverage,
+    word_forms,
+)
+from kgrag.text.analyze import EN_STOP
+from kgrag.text.normalize import fold_marks
+from kgrag.text.scripts import HAN_RUN, has_han, is_mainly_non_latin
+
+MODEL_FILE = Path(__file__).with_name("answerable_model.json")
+# Sentences of the first hits read for the sentence features (a long page's tail adds nothing).
+MAX_SENTENCES = 60
+
+FEATURES: tuple[str, ...] = (
+    "coverage",  # share of the question's content words in the first hits (the gate's coverage)
+    "dense",  # best calibrated dense cosine among the first hits (0 without one)
+    "dense1",  # ... of the first hit
+    "nwords",  # the question's content words
+    "nnames",  # the question's names
+    "about",  # a first hit's title or heading level is among the question's words
+    "about1",  # ... the first hit's
+    "relation",  # share of the question's words outside its names found in the first hits
+    "paths_top",  # share of the paths that ran which found the first hit
+    "cov1",  # coverage of the first hit alone
+    "sent_cov",  # best share of the question's content words held by one sentence
+    "sent_rel",  # ... of its words outside its names
+    "asks_value",  # the question asks for a value (how many, which year, …)
+    "title_rel",  # share of the words outside the names in the first hit's title and headings
+    "title_cov",  # ... of all its content words
+)
+
+
+@dataclass(frozen=True)
+class AnswerableModel:
+    """Logistic regression over standardised ``FEATURES``."""
+
+    features: tuple[str, ...]
+    means: tuple[float, ...]
+    scales: tuple[float, ...]
+    weights: tuple[float, ...]
+    intercept: float
+
+    def probability(self, values: dict[str, float]) -> float:
+        z = self.intercept + sum(w * (values[f] - m) / s for f, m, s, w in
+                                 zip(self.features, self.means, self.scales, self.weights, strict=True))
+        return 1.0 / (1.0 + math.exp(-z))
+
+    @classmethod
+    def from_json(cls, data: dict) -> AnswerableModel:
+        names = tuple(data["features"])
+        unknown = set(names) - set(FEATURES)
+        if unknown:
+            raise ValueError(f"answerable model names unknown features: {sorted(unknown)}")
+        return cls(names, tuple(data["means"]), tuple(data["scales"]), tuple(data["weights"]), float(data["intercept"]))
+
+
+@cache
+def shipped_model() -> AnswerableModel:
+    return AnswerableModel.from_json(json.loads(MODEL_FILE.read_text(encoding="utf-8")))
+
+
+def applies(question: str) -> bool:
+    """The model judges questions written in Latin script (what it was fitted on)."""
+    return not is_mainly_non_latin(question) and not has_han(question)
+
+
+class _Text:
+    """One sentence or heading as words."""
+
+    def __init__(self, text: str) -> None:
+        self.text = fold_marks(text)
+        self.words = set(LATIN_WORD.findall(HAN_RUN.sub(" ", self.text)))
+
+    def has(self, word: str) -> bool:
+        return word in self.text if has_han(word) else inflection_found(word, self.words)
+
+
+def features(question: str, linked: Sequence[LinkedEntity], top: Sequence[Hit], *, coverage: float,
+             best_dense: float | None, about: Sequence[bool], relation_words: set[str]) -> dict[str, float]:
+    """The named features of ``question`` over its first hits (``top``, best first, not
+    empty). ``coverage``, ``best_dense``, ``about`` (per hit) and ``relation_words`` are the
+    gate's own readings, passed in so they are computed once."""
+    words = content_words(question)
+    read = [HitText(h) for h in top]
+    found = {w for w in relation_words if any(r.has(w) for r in read[:RANKING.coverage_depth])}
+    sentences = [_Text(s.text) for h in top for s in split_sentences(h.context.text)
+                 if not s.heading and len(s.text) > 3][:MAX_SENTENCES]
+    sent_cov = max((sum(s.has(w) for w in words) / len(words) for s in sentences), default=0.0) if words else 0.0
+    sent_rel = (max((sum(s.has(w) for w in relation_words) / len(relation_words) for s in sentences), default=0.0)
+                if relation_words else 1.0)
+    head = _Text(f"{top[0].chunk.title} {top[0].chunk.section_path or ''}")
+    first_dense = top[0].paths.get("dense")
+    ran = {name for h in top for name in h.paths}
+    return {
+        "coverage": coverage,
+        "dense": best_dense or 0.0,
+        "dense1": (first_dense.calibrated or 0.0) if first_dense is not None else 0.0,
+        "nwords": float(len(words)),
+        "nnames": float(len(question_names(question, linked))),
+        "about": float(any(about)),
+        "about1": float(about[0]),
+        "relation": len(found) / len(relation_words) if relation_words else 1.0,
+        "paths_top": len(top[0].paths) / max(1, len(ran)),
+        "cov1": word_coverage(question, read[:1]),
+        "sent_cov": sent_cov,
+        "sent_rel": sent_rel,
+        "asks_value": float(asks_value(question)),
+        "title_rel": sum(head.has(w) for w in relation_words) / len(relation_words) if relation_words else 0.0,
+        "title_cov": sum(head.has(w) for w in words) / len(words) if words else 0.0,
+    }
+
+
+def relation_words(question: str, names: Sequence[str], comparatives: frozenset[str]) -> set[str]:
+    """The question's content words outside its names and comparatives: the relation it asks."""
+    name_words = {w for n in names for w in word_forms(n) if w not in EN_STOP}
+    return {w for w in content_words(question) if w not in name_words and w not in comparatives}
