@@ -126,8 +126,8 @@ def test_a_name_spelled_in_pinyin_ties_to_the_chinese_it_spells():
 
 
 def test_a_code_line_answers_only_a_question_asking_for_code():
-    from kgrag.generate.extractive.asks import asks_for_code
-    from kgrag.generate.sentences import is_code
+    from kgrag.text.asks import asks_for_code
+    from kgrag.text.sentences import is_code
 
     assert not asks_for_code("What is the maximum length of a custom role name?")
     assert asks_for_code("How do I assign a role through the API?") and asks_for_code("用什么命令分配角色？")
@@ -203,9 +203,9 @@ def test_the_gate_reads_other_script_sentences_until_one_is_enough(demo_kb):
     sentences are embedded in the hits' order, a few at a time, and the reading stops at the first
     that does (each costs e5 ~20 ms here). Asked for the best, it reads them all and finds the same
     or higher; asked for no bar, it stops after the first few."""
-    from kgrag.generate.extractive.asks import could_answer
     from kgrag.generate.other_script import OtherScriptMeaning, other_script_sentences
     from kgrag.models.meaning import CrossLingualMeaning
+    from kgrag.text.asks import could_answer
 
     hits = demo_kb.retriever.retrieve(RAILWAY).hits[:3]
     everything = other_script_sentences(RAILWAY, hits)

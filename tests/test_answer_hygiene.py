@@ -1,12 +1,12 @@
 """Answer hygiene: a plain-text heading (a line standing above its paragraph in text read from a
-PDF) is never quoted as part of its sentence (kgrag/generate/sentences.py). Through the real
+PDF) is never quoted as part of its sentence (kgrag/text/sentences.py). Through the real
 pipeline (shipped embedder and recognizer) on a page read like a PDF's text, then the sentence
 reader alone. Code lines: tests/test_across_languages.py. A namesake page appended as a second
 hop, and a hop drawn by the asked kind alone leading the answer, on the demo."""
 
 from __future__ import annotations
 
-from kgrag.generate.sentences import split_sentences
+from kgrag.text.sentences import split_sentences
 from tests.conftest import extractive_answer, pages_fixture
 
 PDF_LIKE = {

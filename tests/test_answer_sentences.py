@@ -1,11 +1,11 @@
-"""Answer sentences that answer (kgrag/generate/extractive/best_sentences.py, kgrag/generate/extractive/asks.py): the
+"""Answer sentences that answer (kgrag/generate/extractive/best_sentences.py, kgrag/text/asks.py): the
 issue's questions through the real pipeline on the demo knowledge base, and the cues alone."""
 
 from __future__ import annotations
 
 import pytest
 
-from kgrag.generate.extractive.asks import ask_of, fits
+from kgrag.text.asks import ask_of, fits
 
 
 def _answer(kb, question: str):
@@ -103,7 +103,7 @@ def test_a_faq_question_is_answered_by_its_answer_line(demo_kb):
 
 
 def test_faq_question_sentences_are_never_quotable():
-    from kgrag.generate.sentences import answer_text, faq_paired, split_sentences
+    from kgrag.text.sentences import answer_text, faq_paired, split_sentences
 
     text = ("**问：用户离职后应该怎么处理？** 答：先禁用账号，再回收全部角色。\n\n"
             "Q: Can a user hold both roles?\nA: No. The two roles are exclusive.\n\nAn ordinary paragraph.")

@@ -16,31 +16,82 @@ from kgrag.retrieve.abstain import assess, gate_settings
 from kgrag.retrieve.types import Hit, PathRank
 from kgrag.types import Chunk
 
-NEAR_MISS = "What is the maximum number of API keys per user?"  # the guide: rotated keys stay valid 24 hours
-ANSWERED = "Where was Maret Kuusik born?"
+# A small English handbook beside the demo's English pages: the model reads a question written in
+# Latin script over hits written in it (the demo's guide mixes Chinese and English).
+HANDBOOK = {
+    "travel.md": "# Travel and Expense Policy\n\n## Meals while traveling\n\nTeam members may expense meals up to "
+                 "$100 USD per day while traveling on company business. Tips for meals may be up to 20% of the bill."
+                 "\n\n## Hotels\n\nBook hotels through the company travel tool. A standard room in a business hotel "
+                 "is the norm, close to the office you visit.\n\n## Missing receipts\n\nIf a receipt is missing, "
+                 "complete the Missing Receipt Affidavit and attach it to the expense report.\n",
+    "slack.md": "# Slack channels\n\n## Channel prefixes\n\nProject channels start with proj_ and are archived when "
+                "the project ends. Feature channels start with f_ and gather everyone interested in one feature. "
+                "External channels shared with vendors or partners start with ext-.\n\n## Key channels\n\nAsk for "
+                "help with Git in the terminal in #git-help. Thank colleagues publicly in #thanks.\n",
+    "org.md": "# Organizational structure\n\n## Layers\n\nThe smallest organizational unit is a team: a manager and "
+              "their direct reports. Teams form departments, and departments form divisions.\n\n## E-Group\n\nThe "
+              "E-Group is the executive team that reports to the CEO. VPs who report directly to a member of the "
+              "E-Group form the VP-Directs Group.\n",
+    "security.md": "# Security practices\n\n## Laptops\n\nEvery laptop must use full-disk encryption and lock the "
+                   "screen after 15 minutes. Lost laptops are reported to the security team within one hour.\n\n"
+                   "## Passwords\n\nUse the company password manager for every account. Passwords are at least 12 "
+                   "characters long.\n",
+}
+NEAR_MISS = "How many team members work in the security team?"  # the page names the team, never its size
 
 
-def test_a_near_miss_the_rules_pass_is_declined_by_the_fitted_model(demo_kb):
-    result = demo_kb.retriever.retrieve(NEAR_MISS)
+@pytest.fixture(scope="module")
+def handbook_kb(tmp_path_factory, embedder, recognizer):
+    import shutil
+
+    from kgrag.components import Components
+    from kgrag.config import Settings
+    from tests.conftest import REPO
+
+    root = tmp_path_factory.mktemp("handbook-kb")
+    corpus = root / "corpus"
+    corpus.mkdir()
+    for name, text in HANDBOOK.items():
+        (corpus / name).write_text(text, encoding="utf-8")
+    for name in ("wikipedia_en.jsonl", "lowest_common_ancestor.md"):
+        shutil.copy(REPO / "kgrag" / "demo" / "corpus" / name, corpus)
+    comps = Components(Settings(data_dir=root / "kb"), embedder=embedder, recognizer=recognizer)
+    assert not comps.ingest_job().run([corpus]).failed
+    yield comps
+    comps.close()
+
+
+def test_a_near_miss_the_rules_pass_is_declined_by_the_fitted_model(handbook_kb):
+    result = handbook_kb.retriever.retrieve(NEAR_MISS)
     gate = result.gate
     assert gate["abstain"] and gate["reason"].startswith("the fitted model"), gate
-    assert gate["answerable"] < demo_kb.settings.retrieval.abstain_min_answerable
-    answer = demo_kb.generator.answer_to(NEAR_MISS, result)
+    assert gate["answerable"] < handbook_kb.settings.retrieval.abstain_min_answerable
+    answer = handbook_kb.generator.answer_to(NEAR_MISS, result)
     assert answer.abstained and not answer.citations, answer.text
     # without the model the rules let it through: it is the model that declines
-    rules_only = replace(gate_settings(demo_kb.settings.retrieval), min_answerable=0.0)
-    top = result.hits[:demo_kb.settings.retrieval.top_k]
-    meaning = demo_kb.retriever.meaning_of(result.query.question, top)
-    assert not assess(result.query.question, top, result.query.linked, rules_only, ties=result.name_ties,
-                      meaning=meaning).abstain
+    rules_only = replace(gate_settings(handbook_kb.settings.retrieval), min_answerable=0.0)
+    top = result.hits[:handbook_kb.settings.retrieval.top_k]
+    assert not assess(result.query.question, top, result.query.linked, rules_only, ties=result.name_ties).abstain
 
 
-def test_a_question_the_knowledge_base_answers_passes_the_model(demo_kb):
-    result = demo_kb.retriever.retrieve(ANSWERED)
-    assert not result.below_threshold, result.gate
-    assert result.gate["answerable"] >= 0.3, result.gate
-    answer = demo_kb.generator.answer_to(ANSWERED, result)
-    assert not answer.abstained and "Tartu" in answer.text, answer.text
+@pytest.mark.parametrize(("question", "quoted"), [
+    ("Which password manager does the company use?", "company password manager"),
+    ("How long must passwords be?", "12 characters"),
+    ("Who directed Black Book?", "Verhoeven"),
+])
+def test_questions_the_knowledge_base_answers_pass_the_model(handbook_kb, question, quoted):
+    result = handbook_kb.retriever.retrieve(question)
+    assert not result.below_threshold and result.gate["answerable"] >= 0.3, result.gate
+    answer = handbook_kb.generator.answer_to(question, result)
+    assert not answer.abstained and quoted in answer.text, answer.text
+
+
+def test_a_mixed_passage_is_left_to_the_rules(demo_kb):
+    """The demo's guide answers in Chinese beside English lines; the word features cannot read
+    it, so the model is not asked (it had declined this answered question)."""
+    question = "What is the maximum length of a custom role name?"
+    result = demo_kb.retriever.retrieve(question)
+    assert not result.below_threshold and result.gate["answerable"] is None, result.gate
 
 
 def _hit(cid: str, title: str, text: str, ranks: dict[str, int], dense: float) -> Hit:
@@ -76,8 +127,13 @@ def test_the_shipped_model_reads_the_named_features():
         answerable.AnswerableModel.from_json({**data, "features": ["rank_of_first_hit", *data["features"][1:]]})
 
 
-def test_the_model_is_not_asked_about_chinese_questions():
-    assert not answerable.applies("最近公共祖先是什么？") and answerable.applies("What is the LCA?")
+def test_the_model_reads_only_english_questions_over_english_hits():
+    english = [_hit("a", "LCA", "The lowest common ancestor (李白 aside) of two nodes is the deepest shared one.",
+                    {"bm25": 1}, 0.5)]
+    mixed = [_hit("g", "权限指南", "自定义角色的名称必须唯一，长度不超过 64 个字符。 Roles are listed below.", {"bm25": 1}, 0.5)]
+    assert answerable.applies("What is the LCA?", english)
+    assert not answerable.applies("最近公共祖先是什么？", english)
+    assert not answerable.applies("What is the maximum length of a custom role name?", mixed)
 
 
 def test_the_fit_recovers_a_known_logistic_model():

@@ -14,11 +14,11 @@ from kgrag.config import ChunkingSettings, LLMSettings
 from kgrag.generate import Generator
 from kgrag.generate.citations import check, normalise_markers, parse_numbers, says_not_in_kb
 from kgrag.generate.prompt import EDGE_REACH, build_messages, build_sources
-from kgrag.generate.sentences import split_sentences
 from kgrag.generate.types import Source
 from kgrag.ingest.chunking import Chunker
 from kgrag.ingest.loaders import load
 from kgrag.retrieve.types import Hit
+from kgrag.text.sentences import split_sentences
 from kgrag.types import Chunk
 
 CORPUS = Path(__file__).resolve().parents[1] / "kgrag" / "demo" / "corpus"
@@ -315,7 +315,7 @@ def test_answer_to_dict_is_plain_json():
 def test_citation_highlights_are_the_quoted_sentences_in_the_cited_chunk():
     """The page expands a source to its full chunk and marks ``highlights``: each span must be
     a sentence the extractive answer quotes, found at that place in the cited chunk's text."""
-    from kgrag.generate.sentences import plain
+    from kgrag.text.sentences import plain
 
     hits = demo_hits("lowest_common_ancestor.md")
     answer = Generator(LLMSettings()).answer("What is the lowest common ancestor?", hits)
@@ -419,7 +419,7 @@ def test_extractive_answerers_are_one_registry_and_a_new_one_is_one_line(monkeyp
     from kgrag.generate.extractive.asked import Asked
     from kgrag.generate.extractive.subjects import pick
     from kgrag.generate.generator import Generator
-    from kgrag.generate.sentences import split_sentences
+    from kgrag.text.sentences import split_sentences
 
     names = [a.name for a in registry.ANSWERERS]
     assert len(set(names)) == len(names) and names[-1] == "best_sentences"

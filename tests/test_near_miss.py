@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from kgrag.generate.extractive.asks import asks_value, bound_asked, could_answer, states_other_bound
+from kgrag.text.asks import asks_value, bound_asked, could_answer, states_other_bound
 
 
 @pytest.mark.parametrize("question", [

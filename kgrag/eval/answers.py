@@ -22,12 +22,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from kgrag.generate.citations import answer_sentences
-from kgrag.generate.sentences import plain, terms
 from kgrag.generate.tuning import CITATIONS
 from kgrag.generate.types import Answer
 from kgrag.retrieve.types import Hit
 from kgrag.text.normalize import fold
 from kgrag.text.scripts import CHAR_BREAKABLE, has_han
+from kgrag.text.sentences import plain, terms
 
 _ARTICLES = re.compile(r"\b(?:a|an|the)\b")
 _UNSPACED_EDGE = re.compile(rf"(?<=[{CHAR_BREAKABLE}])(?=[^\s{CHAR_BREAKABLE}])|(?<=[^\s{CHAR_BREAKABLE}])(?=[{CHAR_BREAKABLE}])")

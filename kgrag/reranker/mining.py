@@ -290,7 +290,7 @@ class Miner:
 
     # -- sentences ------------------------------------------------------------------------------
     def sentences(self) -> Iterator[Example]:
-        from kgrag.generate.sentences import split_sentences
+        from kgrag.text.sentences import split_sentences
 
         for chunk in self.chunks:
             candidates = [s.text for s in split_sentences(chunk.text)

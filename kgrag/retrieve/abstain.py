@@ -181,7 +181,7 @@ def assess(question: str, hits: Sequence[Hit], linked: Sequence[LinkedEntity], g
         # hit below the first.
         if meaning is not None and _meant(question, out, meaning):
             out.abstain, out.reason = False, None
-    if not out.abstain and not out.across and answerable.applies(question):
+    if not out.abstain and not out.across and answerable.applies(question, top):
         _fitted(question, linked, names, top, out, gate)
     return out
 

@@ -24,8 +24,6 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from kgrag.generate.extractive.asks import asks_value
-from kgrag.generate.sentences import split_sentences
 from kgrag.retrieve.tuning import RANKING
 from kgrag.retrieve.types import Hit, LinkedEntity
 from kgrag.retrieve.word_forms import (
@@ -38,8 +36,10 @@ from kgrag.retrieve.word_forms import (
     word_forms,
 )
 from kgrag.text.analyze import EN_STOP
+from kgrag.text.asks import asks_value
 from kgrag.text.normalize import fold_marks
 from kgrag.text.scripts import HAN_RUN, has_han, is_mainly_non_latin
+from kgrag.text.sentences import split_sentences
 
 MODEL_FILE = Path(__file__).with_name("answerable_model.json")
 # Sentences of the first hits read for the sentence features (a long page's tail adds nothing).
@@ -93,9 +93,19 @@ def shipped_model() -> AnswerableModel:
     return AnswerableModel.from_json(json.loads(MODEL_FILE.read_text(encoding="utf-8")))
 
 
-def applies(question: str) -> bool:
-    """The model judges questions written in Latin script (what it was fitted on)."""
-    return not is_mainly_non_latin(question) and not has_han(question)
+# A run of this many Han characters is prose in the other script (a name in parentheses,
+# "李白", is shorter): the words the question seeks may be written there, unseen by the features.
+OTHER_SCRIPT_RUN = 8
+
+
+def applies(question: str, top: Sequence[Hit]) -> bool:
+    """The model judges what it was fitted on: a question written in Latin script whose first
+    hits (those the coverage reads) are written in it too. A mixed passage (an English line in a
+    Chinese guide) may answer in the script the word features cannot read."""
+    if is_mainly_non_latin(question) or has_han(question):
+        return False
+    return not any(len(run.group()) >= OTHER_SCRIPT_RUN for h in top[:RANKING.coverage_depth]
+                   for run in HAN_RUN.finditer(h.context.text))
 
 
 class _Text:

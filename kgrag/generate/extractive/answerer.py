@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from kgrag.generate.sentences import Sentence
 from kgrag.generate.types import Source
+from kgrag.text.sentences import Sentence
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

@@ -20,12 +20,12 @@ from typing import Protocol
 
 import numpy as np
 
-from kgrag.generate.extractive.asks import ask_of
 from kgrag.generate.extractive.question_setting import setting_terms
-from kgrag.generate.sentences import terms
 from kgrag.retrieve.followup import asked_direction, asks_by_position
 from kgrag.retrieve.types import Completion, Understanding
+from kgrag.text.asks import ask_of
 from kgrag.text.scripts import has_han
+from kgrag.text.sentences import terms
 
 _LAST = re.compile(r"\b(?:last|final)\b|最后", re.IGNORECASE)
 _FIRST = re.compile(r"\bfirst\b|第一[个项步条]", re.IGNORECASE)

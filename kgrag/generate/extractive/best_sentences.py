@@ -9,7 +9,7 @@ loosely related sentences stay out. Sentences from lower-ranked hits are discoun
 Beyond the words (measured with ``kgrag eval --answers``; docs/decisions.md, "Sentence selection
 rules"):
 - a sentence holding the kind of answer the question asks for (a year for "when", an amount
-  for "多少钱", a method for "怎么求": ``kgrag.generate.extractive.asks``) scores ``EXTRACTIVE.ask_bonus`` times more;
+  for "多少钱", a method for "怎么求": ``kgrag.text.asks``) scores ``EXTRACTIVE.ask_bonus`` times more;
 - a sentence in the other script than the question's (an English sentence for a Chinese
   question) scores ``EXTRACTIVE.other_language`` times less;
 - a sentence that shares only a name with the question ("Black Book is an unofficial
@@ -36,15 +36,15 @@ from dataclasses import replace
 from kgrag.generate.citations import quotable_sentences
 from kgrag.generate.extractive.answerer import Extracted, Pick
 from kgrag.generate.extractive.asked import Asked
-from kgrag.generate.extractive.asks import asks_for_code, could_answer, fits
 from kgrag.generate.extractive.heading_name import heading_answer
 from kgrag.generate.extractive.sections import heading_levels
-from kgrag.generate.sentences import Sentence, answer_text, is_code, plain, readable_cells, row_text, terms
 from kgrag.generate.tuning import ACROSS_LANGUAGES, EXTRACTIVE
 from kgrag.generate.types import Source
+from kgrag.text.asks import asks_for_code, could_answer, fits
 from kgrag.text.markdown_tables import TableLine, table_lines
 from kgrag.text.patterns import BRACKETED, PERSONAL_PRONOUNS_EN, SENTENCE_END_CHARS
 from kgrag.text.scripts import has_han, is_mainly_non_latin, is_no_space_char
+from kgrag.text.sentences import Sentence, answer_text, is_code, plain, readable_cells, row_text, terms
 
 # Sentences picked for holding the asked kind of answer (beyond their words): a method may take
 # several ("倍增法…", "Tarjan…"), a date or an amount one ("renamed in 1940" is no second founding).

@@ -36,10 +36,10 @@ from kgrag.generate.extractive.answerer import Extracted, Pick
 from kgrag.generate.extractive.asked import Asked
 from kgrag.generate.extractive.best_sentences import compose
 from kgrag.generate.extractive.subjects import pick
-from kgrag.generate.sentences import Sentence, terms
 from kgrag.generate.tuning import EXTRACTIVE
 from kgrag.generate.types import Source
 from kgrag.retrieve.word_forms import asks_when
+from kgrag.text.sentences import Sentence, terms
 
 
 @dataclass(frozen=True)

@@ -17,9 +17,9 @@ from collections.abc import Sequence
 
 from kgrag.generate.extractive.answerer import Pick
 from kgrag.generate.extractive.sections import heading_levels
-from kgrag.generate.sentences import terms
 from kgrag.generate.tuning import EXTRACTIVE
 from kgrag.text.analyze import analyze
+from kgrag.text.sentences import terms
 
 _ASKS_NAME = re.compile(
     r"\b(?:what|which)\s+(?:is|was|are|were)\s+the\s+(?:name|term|title|label|word)s?\s+(?:of|for|given to|used for)\b"

@@ -28,12 +28,12 @@ from kgrag.generate.extractive.asked import Asked, PositionAsked
 from kgrag.generate.extractive.best_sentences import choose
 from kgrag.generate.extractive.best_sentences import compose as compose_quotes
 from kgrag.generate.extractive.subjects import pick
-from kgrag.generate.sentences import Sentence, readable, readable_cells, row_text, shorten, terms
 from kgrag.generate.tuning import EXTRACTIVE
 from kgrag.generate.types import Source
 from kgrag.retrieve.cited_neighbour import NEIGHBOUR
 from kgrag.text.markdown_tables import table_lines
 from kgrag.text.scripts import has_han
+from kgrag.text.sentences import Sentence, readable, readable_cells, row_text, shorten, terms
 
 _LIST_ITEM = re.compile(r"^[ \t]*(?:[-*+]|\d{1,3}[.)]|[（(]?[一二三四五六七八九十]{1,3}[)）、.])[ \t]+(?P<body>\S.*)$")
 

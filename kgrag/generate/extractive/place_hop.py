@@ -32,10 +32,10 @@ from kgrag.generate.extractive.answerer import Extracted, Pick
 from kgrag.generate.extractive.asked import Asked
 from kgrag.generate.extractive.best_sentences import choose, compose
 from kgrag.generate.extractive.subjects import longest_held, norm, pick, profile, title_forms, titled_with
-from kgrag.generate.sentences import terms
 from kgrag.generate.tuning import EXTRACTIVE
 from kgrag.generate.types import Source
 from kgrag.lexicon.countries import country_mentions, demonym
+from kgrag.text.sentences import terms
 
 # "the country where X is located", "the city in which X was born", "the birthplace of X",
 # "X's country", "X's city of birth": which place is asked for, and where the subject is written.

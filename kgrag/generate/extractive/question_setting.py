@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import re
 
-from kgrag.generate.sentences import terms
 from kgrag.text.scripts import has_han
+from kgrag.text.sentences import terms
 
 # The question proper after a setting: a wh-word opening a clause after a comma or a sentence.
 _ASKING = re.compile(r"(?P<sep>[,;.!?])['\"’”]?\s+(?P<wh>what|which|who|whom|whose|when|where|how|why)\b", re.I)

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from kgrag.generate.sentences import Sentence, readable
 from kgrag.generate.types import Source
 from kgrag.lexicon.titles import section_path_parts, without_tags
+from kgrag.text.sentences import Sentence, readable
 
 
 def heading_levels(source: Source, sentence: Sentence) -> list[str]:

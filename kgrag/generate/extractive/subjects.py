@@ -16,10 +16,10 @@ from collections.abc import Sequence
 
 from kgrag.generate.citations import source_sentences
 from kgrag.generate.extractive.answerer import Pick
-from kgrag.generate.sentences import Sentence, answer_text, plain, terms
 from kgrag.generate.tuning import EXTRACTIVE
 from kgrag.generate.types import Source
 from kgrag.text.patterns import BRACKETED
+from kgrag.text.sentences import Sentence, answer_text, plain, terms
 
 # The agent a question compares instead of the subjects ("the directors of films A and B",
 # "the film whose director ...") and the passive verb a subject's sentence names it with.

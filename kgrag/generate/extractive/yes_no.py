@@ -39,9 +39,9 @@ from kgrag.generate.extractive.subjects import (
     subjects_around,
     unique,
 )
-from kgrag.generate.sentences import plain, terms
 from kgrag.generate.types import Source
 from kgrag.lexicon.countries import country_mentions, first_country
+from kgrag.text.sentences import plain, terms
 
 _AUX = re.compile(r"^\s*(?:are|is|were|was|do|does|did|have|has|had)\s+", re.I)
 _SAME = re.compile(r"\bsame\s+(?:country|nationality|citizenship)\b|\bcommon\s+(?:country|nationality)\b", re.I)
