@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from kgrag.config import RetrievalSettings
 from kgrag.retrieve.evidence import Placement, evidence_set, graph_has_structure
 from kgrag.retrieve.tuning import CROSS_SCRIPT, RANKING
-from kgrag.retrieve.types import PathRank, PathResult, Query
+from kgrag.retrieve.types import SUFFIX, PathRank, PathResult, Query
 from kgrag.text.scripts import is_mainly_non_latin
 
 # A list that is another reading of a path votes as that path, once per chunk (its better rank):
@@ -31,7 +31,7 @@ VOTES_WITH = {"translated": "bm25"}
 def voter(name: str) -> str:
     """The path a list votes as: its own name, or the path it is another reading of, with the
     list's suffix kept (a rewrite's "translated@mq1" votes as "bm25@mq1", not as "bm25")."""
-    base, at, suffix = name.partition("@")
+    base, at, suffix = name.partition(SUFFIX)
     return VOTES_WITH.get(base, base) + at + suffix
 
 
@@ -79,9 +79,8 @@ def imputed_votes(results: Sequence[PathResult], weights: Mapping[str, float], k
     # A keyword list reads the other script's passages through its question's translation when
     # it has one (``TranslatedKeywordPath``; "translated@mq1" for the rewrite "bm25@mq1"): it is
     # blind to them no more.
-    read = {voter(r.name) for r in results if r.name.split("@")[0] in VOTES_WITH}
-    blind = [r for r in results if r.name.split("@")[0] == "graph"
-             or (r.name.split("@")[0] == "bm25" and r.name not in read)]
+    read = {voter(r.name) for r in results if r.path in VOTES_WITH}
+    blind = [r for r in results if r.path == "graph" or (r.path == "bm25" and r.name not in read)]
     seen = {r.name: {h.id for h in r.hits} for r in blind}
     out: dict[str, float] = {}
     for rank, hit in enumerate(dense.hits, start=1):
@@ -229,7 +228,7 @@ def path_weights(results: Sequence[PathResult], settings: RetrievalSettings) -> 
     weight they push BM25's better ones down (docs/decisions.md, "The graph's weight without
     entity pages")."""
     # A later round's list ("graph@2") votes with its path's weight.
-    weights = {r.name: settings.weights.get(r.name.split("@")[0], 1.0) for r in results}
+    weights = {r.name: settings.weights.get(r.path, 1.0) for r in results}
     reasons: dict[str, str] = {}
     graph = next((r for r in results if r.name == "graph"), None)
     if graph is not None and graph.hits and len(results) > 1 \

@@ -96,7 +96,7 @@ def run_rewrites(llm: QueryLLM | None, kinds: Sequence[str], query: Query, searc
             tag = _TAGS[kind] if kind in ("hyde", "step_back") else f"{_TAGS[kind]}{i}"
             lists = _search_text(query, text, paths, search)
             for r in lists:
-                r.name = f"{r.name}@{tag}"
+                r.tag(tag)
                 r.keep_head = False
             added += lists
             record.queries.append({"text": text, "paths": [r.name for r in lists],

@@ -192,7 +192,7 @@ class Retriever:
             timings["iterate"] = _ms(t)
         evidence: dict[str, list[GraphPath]] = {}
         for r in results:  # the first round's routes first
-            if r.name.split("@")[0] == "graph":
+            if r.path == "graph":
                 for cid, routes in r.evidence.items():
                     evidence.setdefault(cid, routes)
 
@@ -348,7 +348,7 @@ class Retriever:
             walked = next((r.question_walk for r in results if r.name == "graph"), None)
             added = [self.graph_path.search(round_query, s.candidates, walked), *(f.result() for f in futures)]
             for r in added:
-                r.name = f"{r.name}@{number}"
+                r.tag(str(number))
             return self._exclude(query, added)
 
         def fuse_all(all_results: list[PathResult], q: Query) -> Fusion:

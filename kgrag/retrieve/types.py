@@ -80,6 +80,10 @@ class SeedSupport:
     gain: float
 
 
+# Joins a path's name and the round or rewrite that searched a list ("bm25@mq1").
+SUFFIX = "@"
+
+
 @dataclass
 class PathResult:
     """One path's ranked chunk ids, best first, plus graph evidence per chunk id."""
@@ -97,6 +101,16 @@ class PathResult:
     # False for a list searched with an LLM's rewrite: it votes in fusion, but its first hit is
     # not kept in the fused head (fusion.keep_path_heads).
     keep_head: bool = True
+
+    @property
+    def path(self) -> str:
+        """The path that searched this list: its name without the suffix a later round or an
+        LLM rewrite adds ("graph@2", "bm25@mq1" → "graph", "bm25")."""
+        return self.name.partition(SUFFIX)[0]
+
+    def tag(self, suffix: str) -> None:
+        """Mark the list as a later round's or a rewrite's: "bm25" → "bm25@mq1"."""
+        self.name = f"{self.name}{SUFFIX}{suffix}"
 
 
 @dataclass
