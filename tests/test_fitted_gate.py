@@ -37,7 +37,8 @@ HANDBOOK = {
                    "## Passwords\n\nUse the company password manager for every account. Passwords are at least 12 "
                    "characters long.\n",
 }
-NEAR_MISS = "How many team members work in the security team?"  # the page names the team, never its size
+# The policy speaks of meals, hotels and receipts while traveling, never of gifts to a host.
+NEAR_MISS = "What is the maximum value of a host gift a team member can expense when staying with family?"
 
 
 @pytest.fixture(scope="module")
@@ -116,7 +117,7 @@ def test_the_features_read_no_rank_and_no_fused_score():
     first = _signals([_hit(c, t, x, {"bm25": 1, "dense": 1}, 0.6) for c, t, x in texts])
     lower = _signals([_hit(c, t, x, {"bm25": 4 + i, "dense": 7 + i}, 0.6) for i, (c, t, x) in enumerate(texts)])
     assert first is not None and first == lower
-    assert first["sent_cov"] == 1.0 and first["about1"] == 1.0
+    assert first["sent_cov"] == 1.0 and first["about"] == 1.0
 
 
 def test_the_shipped_model_reads_the_named_features():

@@ -45,21 +45,21 @@ MODEL_FILE = Path(__file__).with_name("answerable_model.json")
 # Sentences of the first hits read for the sentence features (a long page's tail adds nothing).
 MAX_SENTENCES = 60
 
+# Every feature reads the first hits as the answerer does, the best of them, not the first alone:
+# the answer is often in the second or third hit (a wrong first hit, the right page after it).
 FEATURES: tuple[str, ...] = (
     "coverage",  # share of the question's content words in the first hits (the gate's coverage)
     "dense",  # best calibrated dense cosine among the first hits (0 without one)
-    "dense1",  # ... of the first hit
     "nwords",  # the question's content words
     "nnames",  # the question's names
     "about",  # a first hit's title or heading level is among the question's words
-    "about1",  # ... the first hit's
     "relation",  # share of the question's words outside its names found in the first hits
-    "paths_top",  # share of the paths that ran which found the first hit
-    "cov1",  # coverage of the first hit alone
+    "paths_best",  # the largest share of the paths that ran which found one of the first hits
+    "cov_best",  # the best coverage of one hit alone
     "sent_cov",  # best share of the question's content words held by one sentence
     "sent_rel",  # ... of its words outside its names
     "asks_value",  # the question asks for a value (how many, which year, …)
-    "title_rel",  # share of the words outside the names in the first hit's title and headings
+    "title_rel",  # best share of the words outside the names in one hit's title and headings
     "title_cov",  # ... of all its content words
 )
 
@@ -132,25 +132,24 @@ def features(question: str, linked: Sequence[LinkedEntity], top: Sequence[Hit], 
     sent_cov = max((sum(s.has(w) for w in words) / len(words) for s in sentences), default=0.0) if words else 0.0
     sent_rel = (max((sum(s.has(w) for w in relation_words) / len(relation_words) for s in sentences), default=0.0)
                 if relation_words else 1.0)
-    head = _Text(f"{top[0].chunk.title} {top[0].chunk.section_path or ''}")
-    first_dense = top[0].paths.get("dense")
+    first = top[:RANKING.coverage_depth]
+    heads = [_Text(f"{h.chunk.title} {h.chunk.section_path or ''}") for h in first]
     ran = {name for h in top for name in h.paths}
     return {
         "coverage": coverage,
         "dense": best_dense or 0.0,
-        "dense1": (first_dense.calibrated or 0.0) if first_dense is not None else 0.0,
         "nwords": float(len(words)),
         "nnames": float(len(question_names(question, linked))),
         "about": float(any(about)),
-        "about1": float(about[0]),
         "relation": len(found) / len(relation_words) if relation_words else 1.0,
-        "paths_top": len(top[0].paths) / max(1, len(ran)),
-        "cov1": word_coverage(question, read[:1]),
+        "paths_best": max(len(h.paths) for h in first) / max(1, len(ran)),
+        "cov_best": max(word_coverage(question, [r]) for r in read[:RANKING.coverage_depth]),
         "sent_cov": sent_cov,
         "sent_rel": sent_rel,
         "asks_value": float(asks_value(question)),
-        "title_rel": sum(head.has(w) for w in relation_words) / len(relation_words) if relation_words else 0.0,
-        "title_cov": sum(head.has(w) for w in words) / len(words) if words else 0.0,
+        "title_rel": (max(sum(h.has(w) for w in relation_words) for h in heads) / len(relation_words)
+                      if relation_words else 0.0),
+        "title_cov": max(sum(h.has(w) for w in words) for h in heads) / len(words) if words else 0.0,
     }
 
 
