@@ -182,19 +182,25 @@ def assess(question: str, hits: Sequence[Hit], linked: Sequence[LinkedEntity], g
         if meaning is not None and _meant(question, out, meaning):
             out.abstain, out.reason = False, None
     if not out.abstain and not out.across and answerable.applies(question, top):
-        _fitted(question, linked, names, top, out, gate)
+        _fitted(question, names, top, read, out, gate)
     return out
 
 
-def _fitted(question: str, linked: Sequence[LinkedEntity], names: list[str], top: Sequence[Hit],
-            out: Assessment, gate: GateSettings) -> None:
+def _relation_words(question: str, names: Sequence[str]) -> set[str]:
+    """The question's content words outside its names and comparatives: the relation it asks
+    ("father", "founded")."""
+    name_words = {w for n in names for w in word_forms(n) if w not in EN_STOP}
+    return {w for w in content_words(question) if w not in name_words and w not in COMPARATIVES}
+
+
+def _fitted(question: str, names: list[str], top: Sequence[Hit], read: Sequence[HitText], out: Assessment,
+            gate: GateSettings) -> None:
     """The fitted model's reading of a question every rule let pass (recorded; it abstains
     under ``min_answerable``)."""
     asked = _Words(question)
     out.signals = answerable.features(
-        question, linked, top, coverage=out.coverage, best_dense=out.best_dense,
-        about=[_is_about(h, asked) for h in top],
-        relation_words=answerable.relation_words(question, names, COMPARATIVES))
+        question, names, top, read, coverage=out.coverage, best_dense=out.best_dense,
+        about=[_is_about(h, asked) for h in top], relation_words=_relation_words(question, names))
     out.answerable = round(answerable.shipped_model().probability(out.signals), 3)
     if out.answerable < gate.min_answerable:
         out.abstain, out.reason = True, "the fitted model judges the top hits unlikely to answer the question"
@@ -276,8 +282,7 @@ def _unsupported_subject(question: str, names: list[str], top: Sequence[Hit], re
         return False
     if weak_for_words and coverage < gate.min_coverage_no_subject:
         return True
-    name_words = {w for n in names for w in word_forms(n) if w not in EN_STOP}
-    relation = {w for w in content_words(question) if w not in name_words and w not in COMPARATIVES}
+    relation = _relation_words(question, names)
     found = {w for w in relation if any(r.has(w) for r in read[:RANKING.coverage_depth])}
     relation -= when_words(question, relation) - found  # "the date of the last Berlin meetup": not missed
     return weak_for_relation and bool(relation) and len(found) / len(relation) < gate.min_relation_no_subject

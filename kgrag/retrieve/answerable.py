@@ -25,19 +25,9 @@ from functools import cache
 from pathlib import Path
 
 from kgrag.retrieve.tuning import RANKING
-from kgrag.retrieve.types import Hit, LinkedEntity
-from kgrag.retrieve.word_forms import (
-    LATIN_WORD,
-    HitText,
-    content_words,
-    inflection_found,
-    question_names,
-    word_coverage,
-    word_forms,
-)
-from kgrag.text.analyze import EN_STOP
+from kgrag.retrieve.types import Hit
+from kgrag.retrieve.word_forms import HitText, TextWords, content_words, word_coverage
 from kgrag.text.asks import asks_value
-from kgrag.text.normalize import fold_marks
 from kgrag.text.scripts import HAN_RUN, has_han, is_mainly_non_latin
 from kgrag.text.sentences import split_sentences
 
@@ -108,38 +98,28 @@ def applies(question: str, top: Sequence[Hit]) -> bool:
                    for run in HAN_RUN.finditer(h.context.text))
 
 
-class _Text:
-    """One sentence or heading as words."""
-
-    def __init__(self, text: str) -> None:
-        self.text = fold_marks(text)
-        self.words = set(LATIN_WORD.findall(HAN_RUN.sub(" ", self.text)))
-
-    def has(self, word: str) -> bool:
-        return word in self.text if has_han(word) else inflection_found(word, self.words)
-
-
-def features(question: str, linked: Sequence[LinkedEntity], top: Sequence[Hit], *, coverage: float,
-             best_dense: float | None, about: Sequence[bool], relation_words: set[str]) -> dict[str, float]:
+def features(question: str, names: Sequence[str], top: Sequence[Hit], read: Sequence[HitText], *,
+             coverage: float, best_dense: float | None, about: Sequence[bool],
+             relation_words: set[str]) -> dict[str, float]:
     """The named features of ``question`` over its first hits (``top``, best first, not
-    empty). ``coverage``, ``best_dense``, ``about`` (per hit) and ``relation_words`` are the
-    gate's own readings, passed in so they are computed once."""
+    empty, and ``read``, the same hits as words). ``names``, ``coverage``, ``best_dense``,
+    ``about`` (per hit) and ``relation_words`` are the gate's own readings, passed in so they
+    are computed once."""
     words = content_words(question)
-    read = [HitText(h) for h in top]
     found = {w for w in relation_words if any(r.has(w) for r in read[:RANKING.coverage_depth])}
-    sentences = [_Text(s.text) for h in top for s in split_sentences(h.context.text)
+    sentences = [TextWords(s.text) for h in top for s in split_sentences(h.context.text)
                  if not s.heading and len(s.text) > 3][:MAX_SENTENCES]
     sent_cov = max((sum(s.has(w) for w in words) / len(words) for s in sentences), default=0.0) if words else 0.0
     sent_rel = (max((sum(s.has(w) for w in relation_words) / len(relation_words) for s in sentences), default=0.0)
                 if relation_words else 1.0)
     first = top[:RANKING.coverage_depth]
-    heads = [_Text(f"{h.chunk.title} {h.chunk.section_path or ''}") for h in first]
+    heads = [TextWords(f"{h.chunk.title} {h.chunk.section_path or ''}") for h in first]
     ran = {name for h in top for name in h.paths}
     return {
         "coverage": coverage,
         "dense": best_dense or 0.0,
         "nwords": float(len(words)),
-        "nnames": float(len(question_names(question, linked))),
+        "nnames": float(len(names)),
         "about": float(any(about)),
         "relation": len(found) / len(relation_words) if relation_words else 1.0,
         "paths_best": max(len(h.paths) for h in first) / max(1, len(ran)),
@@ -151,9 +131,3 @@ def features(question: str, linked: Sequence[LinkedEntity], top: Sequence[Hit], 
                       if relation_words else 0.0),
         "title_cov": max(sum(h.has(w) for w in words) for h in heads) / len(words) if words else 0.0,
     }
-
-
-def relation_words(question: str, names: Sequence[str], comparatives: frozenset[str]) -> set[str]:
-    """The question's content words outside its names and comparatives: the relation it asks."""
-    name_words = {w for n in names for w in word_forms(n) if w not in EN_STOP}
-    return {w for w in content_words(question) if w not in name_words and w not in comparatives}

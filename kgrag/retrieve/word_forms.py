@@ -219,26 +219,12 @@ def content_words(text: str) -> set[str]:
     return {w for w in words if w not in ZH_STOP and w not in QUESTION_WORDS}
 
 
-class HitText:
-    """One hit as the reader gets it (heading, chunk or parent text): folded text and words."""
+class TextWords:
+    """A text as the gate reads it: folded, with its Latin words."""
 
-    def __init__(self, hit: Hit) -> None:
-        raw = f"{hit.chunk.headed_text}\n{hit.parent.text}" if hit.parent else hit.chunk.headed_text
+    def __init__(self, raw: str) -> None:
         self.text = fold_marks(raw)
         self.words = set(LATIN_WORD.findall(HAN_RUN.sub(" ", self.text)))
-        self._raw = raw
-        self._initials: list[str] | None = None
-
-    def spells(self, abbreviation: str) -> bool:
-        """``abbreviation`` ("US", "U.S.") as a word, or as the initials of capitalised words in
-        a row ("United States", "Union of Soviet Socialist Republics")."""
-        letters = abbreviation.replace(".", "").casefold()
-        if letters in self.words or ("." in abbreviation and fold_marks(abbreviation) in self.text):
-            return True
-        if self._initials is None:
-            self._initials = ["".join(w[0] for w in m.group().split() if w[0].isupper()).casefold()
-                              for m in _CAPITALISED_RUN.finditer(self._raw)]
-        return any(letters in run for run in self._initials)
 
     def has(self, word: str) -> bool:
         if has_han(word):
@@ -254,6 +240,27 @@ class HitText:
         from rapidfuzz import fuzz, process
 
         return process.extractOne(word, self.words, scorer=fuzz.ratio, score_cutoff=LINKING.fuzzy_word_ratio) is not None
+
+
+class HitText(TextWords):
+    """One hit as the reader gets it (heading, chunk or parent text): folded text and words."""
+
+    def __init__(self, hit: Hit) -> None:
+        raw = f"{hit.chunk.headed_text}\n{hit.parent.text}" if hit.parent else hit.chunk.headed_text
+        super().__init__(raw)
+        self._raw = raw
+        self._initials: list[str] | None = None
+
+    def spells(self, abbreviation: str) -> bool:
+        """``abbreviation`` ("US", "U.S.") as a word, or as the initials of capitalised words in
+        a row ("United States", "Union of Soviet Socialist Republics")."""
+        letters = abbreviation.replace(".", "").casefold()
+        if letters in self.words or ("." in abbreviation and fold_marks(abbreviation) in self.text):
+            return True
+        if self._initials is None:
+            self._initials = ["".join(w[0] for w in m.group().split() if w[0].isupper()).casefold()
+                              for m in _CAPITALISED_RUN.finditer(self._raw)]
+        return any(letters in run for run in self._initials)
 
 
 def word_forms(text: str, *, han: bool = True) -> set[str]:
