@@ -270,3 +270,32 @@ def test_an_answer_across_scripts_quotes_the_sentences_close_in_meaning(demo_kb)
     answer = demo_kb.generator.answer_to(question, demo_kb.retriever.retrieve(question))
     assert not answer.abstained and "攻入13个入球" in answer.text, answer.text
     assert 1 <= answer.text.count("[1]") <= ACROSS_LANGUAGES.quoted and answer.citations, answer.text
+
+
+def test_the_page_a_name_is_tied_to_leads_the_hits():
+    """"Who is Zhao Peng?": the dense path liked 邹游's page better than 赵鹏's, and the answer
+    quoted the wrong footballer; the page the name's pinyin ties to leads. The others keep their
+    order; nothing moves when the first is tied, or when no page is tied by every name."""
+    from kgrag.retrieve.types import Hit, PathRank
+    from kgrag.types import Chunk
+
+    def hit(cid: str) -> Hit:
+        return Hit(Chunk(id=cid, doc_id=cid, text="x", title=cid, section_path="", start=0, end=1), 1.0,
+                   paths={"dense": PathRank(1, 0.8)})
+
+    hits = [hit("zou"), hit("rosh"), hit("zhao"), hit("yu")]
+    ties = NameTies({"Zhao": frozenset({"zhao"}), "Peng": frozenset({"zhao", "yu"})}, {})
+    assert [h.chunk.id for h in cross_script.lead_with_tied(hits, ties, 5)] == ["zhao", "zou", "rosh", "yu"]
+    assert cross_script.lead_with_tied(hits, ties, 2) == hits  # tied past the depth read
+    assert cross_script.lead_with_tied(hits, NameTies(), 5) == hits
+    assert cross_script.lead_with_tied(hits, NameTies({"Zou": frozenset({"zou"})}, {}), 5) == hits
+    apart = NameTies({"Zhao": frozenset({"zhao"}), "Yu": frozenset({"yu"})}, {})
+    assert cross_script.lead_with_tied(hits, apart, 5) == hits  # no page holds both
+
+
+def test_an_english_question_on_a_chinese_footballer_quotes_his_page(demo_kb):
+    question = "Who is Zhao Peng?"
+    result = demo_kb.retriever.retrieve(question)
+    assert "赵鹏" in result.hits[0].chunk.title, [_doc(h) for h in result.hits[:3]]
+    answer = demo_kb.generator.answer_to(question, result)
+    assert not answer.abstained and "赵鹏" in answer.text and "邹游" not in answer.text, answer.text

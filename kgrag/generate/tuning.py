@@ -47,6 +47,10 @@ class AcrossLanguagesTuning:
     rank_penalty: float = 0.01  # similarity taken off per rank of the source below the first
     second_within: float = 0.02  # a further other-script sentence is quoted this close to the best
     quoted: int = 3  # other-script sentences quoted at most
+    # An own-script sentence holding this share of the question's words (and its entities' names) says
+    # it in the question's words: no other-script sentence is weighed by meaning against it
+    # (docs/decisions.md, "Mixed passages")
+    words_say_it: float = 0.8
 
 
 EXTRACTIVE = ExtractiveTuning()

@@ -40,6 +40,7 @@ from kgrag.retrieve.types import Hit, LinkedEntity, NameTies
 from kgrag.retrieve.word_forms import (
     LATIN_WORD,
     HitText,
+    TextWords,
     content_words,
     inflection_found,
     is_nationality,
@@ -50,8 +51,10 @@ from kgrag.retrieve.word_forms import (
     word_forms,
 )
 from kgrag.text.analyze import EN_STOP
+from kgrag.text.asks import could_answer
 from kgrag.text.normalize import fold_marks
 from kgrag.text.scripts import HAN_RUN, has_han, is_mainly_non_latin
+from kgrag.text.sentences import is_code, split_sentences
 
 # A page title's disambiguation, "(film)", "(footballer, born 1906)", or a trailing ", Florida".
 _TITLE_QUALIFIER = re.compile(r"\s*\([^)]*\)\s*$|,.*$")
@@ -137,8 +140,11 @@ def assess(question: str, hits: Sequence[Hit], linked: Sequence[LinkedEntity], g
     # Words do not cross scripts: the question's words are looked for in the first hits written
     # in its own script (a passage in the other language, found through the question's
     # translation, holds none of them and would take the place of an own-script hit that may).
+    # A passage in the other script may still write some of them (a mixed guide's English lines):
+    # the first hits count beside the first own-script ones.
     own = [r for r, h in zip(read, top, strict=True) if not cross_script.across(question, h)]
-    coverage = word_coverage(question, (own or read)[:RANKING.coverage_depth])
+    depth = RANKING.coverage_depth
+    coverage = word_coverage(question, [*own[:depth], *(r for r in read[:depth] if r not in own[:depth])])
     # The weak-dense rule reads only cosines on the scale ``min_dense`` is measured on (the
     # English model's, ``PathRank.calibrated``): e5's bunch high whatever the text says. The
     # subject rule reads the best of any space, as it was measured (docs/decisions.md).
@@ -163,6 +169,8 @@ def assess(question: str, hits: Sequence[Hit], linked: Sequence[LinkedEntity], g
         # club) vouches for no page about another person ("Yu Le" unwritten); a place named in
         # English ("Portugal" for 葡萄牙) stays missing on the right page.
         vouched = bool(tied) and not any(cross_script.spells_pinyin(n) for n in missing)
+        if not vouched and not missing and _stated_in_own_script(question, names, top[:depth]):
+            vouched = True  # a mixed passage's own-script sentence says it in the question's words
         if not vouched and not _meant_across(question, out, meaning, gate):
             out.abstain, out.reason = True, "weak match with a hit in another script"
         # else: the question, names and all, matched the hit: its names are there in the other
@@ -184,6 +192,28 @@ def assess(question: str, hits: Sequence[Hit], linked: Sequence[LinkedEntity], g
     if not out.abstain and not out.across and answerable.applies(question, top):
         _fitted(question, names, top, read, out, gate)
     return out
+
+
+def _stated_in_own_script(question: str, names: Sequence[str], top: Sequence[Hit]) -> bool:
+    """A sentence of a first hit, written in the question's script inside a passage of the other
+    ("A rotated key stays valid for 24 hours." in a Chinese guide), holds the relation the
+    question asks (``CROSS_SCRIPT.own_sentence_relation`` of its relation words, at least one) and
+    could answer it (a number for "how long"). The question's names are found in the hits (the
+    caller's check), the relation in one sentence: "Acme Portal" in a Chinese passage vouches for
+    no question about its price."""
+    relation = _relation_words(question, names)
+    if not relation:
+        return False
+    own = is_mainly_non_latin(question)
+    for hit in top:
+        text = hit.context.text
+        for s in split_sentences(text):
+            if is_mainly_non_latin(s.text) != own or is_code(text, s.start, s.text) or not could_answer(question, s.text):
+                continue
+            words = TextWords(s.text)
+            if sum(words.has(w) for w in relation) >= CROSS_SCRIPT.own_sentence_relation * len(relation):
+                return True
+    return False
 
 
 def _relation_words(question: str, names: Sequence[str]) -> set[str]:

@@ -76,6 +76,19 @@ def tie_names(names: Sequence[str], hits: Sequence[Hit], linked: Sequence[Linked
     return NameTies(by_name, how)
 
 
+def lead_with_tied(hits: list[Hit], ties: NameTies, depth: int) -> list[Hit]:
+    """``hits`` led by the first of the first ``depth`` that every tied name is tied to, when the
+    first is tied to none of them: "Who is Zhao Peng?" over Chinese pages of footballers is about
+    赵鹏's page (its name spelled in pinyin), not 邹游's that the dense path liked better. The
+    others keep their order."""
+    if not ties.by_name or not hits:
+        return hits
+    tied = [h for h in hits[:depth] if all(h.chunk.id in ids for ids in ties.by_name.values())]
+    if not tied or any(hits[0].chunk.id in ids for ids in ties.by_name.values()):
+        return hits
+    return [tied[0], *(h for h in hits if h is not tied[0])]
+
+
 def _other_script_names(name: str, script: bool, linked: Sequence[LinkedEntity], graph: GraphReader) -> list[str]:
     """Folded names, in the other script, of the entities linked from ``name``."""
     forms: list[str] = []

@@ -19,7 +19,7 @@ from kgrag.retrieve.abstain import assess, gate_settings
 from kgrag.retrieve.acronyms import letter_parts
 from kgrag.retrieve.cited_neighbour import open_with_cited
 from kgrag.retrieve.constraints import CatalogCache, merge_filters
-from kgrag.retrieve.cross_script import tie_names
+from kgrag.retrieve.cross_script import lead_with_tied, tie_names
 from kgrag.retrieve.followup import complete
 from kgrag.retrieve.fusion import Fusion, fuse
 from kgrag.retrieve.iterate import EntityFeedbackDriver, IterationDriver, RoundPlan, run_rounds
@@ -226,6 +226,7 @@ class Retriever:
             timings["parents"] = _ms(t)
         t = time.perf_counter()
         ties = self._name_ties(query, hits[: RANKING.gate_depth])
+        hits = lead_with_tied(hits, ties, RANKING.gate_depth)
         gate = assess(question, hits, query.linked, gate_settings(s), reranked=reranker_name is not None, ties=ties,
                       meaning=self.meaning_of(question, hits))
         timings["gate"] = _ms(t)

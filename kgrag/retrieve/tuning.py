@@ -93,6 +93,9 @@ class CrossScriptTuning:
     translated_head_share: float = 1.25
     translated_head_place: int = 5
     meaning_sources: int = 3  # the first hits whose other-script sentences the gate weighs by meaning
+    # share of an English question's relation words one English sentence of a mixed Chinese passage
+    # must hold to vouch for it (the gate; docs/decisions.md, "Mixed passages")
+    own_sentence_relation: float = 0.75
     latin_question: VouchTuning = VouchTuning(min_meaning=0.815, min_dense=None)  # an English question
     non_latin_question: VouchTuning = VouchTuning(min_meaning=0.85, min_dense=0.80)  # a Chinese one
 

@@ -55,9 +55,10 @@ _FITS: dict[str, re.Pattern[str]] = {
 
 
 # A question that asks for code, an API call or a command: only it may be answered by a line of
-# code (a call quoted for "What is the maximum length of a role name?" answers nothing).
+# code (a call quoted for "What is the maximum length of a role name?" answers nothing). A status,
+# error or exit code is a value, not code.
 _ASKS_FOR_CODE = re.compile(
-    r"\b(?:code|snippets?|commands?|cli|curl|scripts?|functions?|syntax|endpoints?|sdk|regex|sql|"
+    r"\b(?:(?<!status )(?<!error )(?<!response )(?<!return )(?<!exit )(?<!postal )(?<!zip )(?<!country )(?<!area )code|snippets?|commands?|cli|curl|scripts?|functions?|syntax|endpoints?|sdk|regex|sql|"
     r"shell|terminal|programmatically|implement(?:ation|ed)?)\b"
     r"|\bapi\s+(?:calls?|requests?)\b|\b(?:through|via|using|with|from|over)\s+(?:the\s+|an?\s+)?(?:rest\s+)?api\b"
     r"|\b(?:call|invoke|run|execute|import)\b|[A-Za-z_]\w*\(\)|`[^`]+`|\b[a-z]+_[a-z_]+\b"

@@ -97,7 +97,9 @@ def choose(asked: Asked, sources: Sequence[Source]) -> list[Pick]:
         c.score *= _cue_factor(c, kind, chinese, name_terms, query, asked.terms)
     _lift_answers_of_the_asked_kind(candidates, kind)
     best = max(candidates, key=lambda c: c.score)
-    across = _by_meaning(asked, candidates)
+    said = max((len(c.terms & query) / len(query) for c in candidates
+                if query and is_mainly_non_latin(c.body) == is_mainly_non_latin(question)), default=0.0)
+    across = None if said >= ACROSS_LANGUAGES.words_say_it else _by_meaning(asked, candidates)
     if across is not None:
         return across
     if best.score == 0.0:
