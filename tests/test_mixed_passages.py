@@ -5,7 +5,8 @@ answered in its words, with the shipped models on the bundled demo. Each test fa
 part: the gate's word coverage reading the first hits whatever their script
 (``abstain.assess``), an own-script sentence of an other-script passage vouching for it
 (``abstain._stated_in_own_script``), and the answerer keeping to an own-script sentence that
-holds the question's words (``best_sentences``: ``ACROSS_LANGUAGES.words_say_it``)."""
+holds the question's words (``best_sentences``: ``ACROSS_LANGUAGES.words_say_it``), and the
+answerer weighing a Chinese sentence of a mostly English passage by meaning (``_by_meaning``)."""
 
 from __future__ import annotations
 
@@ -74,3 +75,15 @@ def test_a_status_code_is_a_value_not_code(demo_kb):
 def test_an_own_script_sentence_holding_the_question_is_not_outweighed_by_meaning(demo_kb):
     answer = _ask(demo_kb, "Can a user be both an Administrator and an Auditor?")
     assert not answer.abstained and "mutually exclusive" in answer.text, answer.text
+    # One word of the question in an English sentence says nothing: the Chinese one answers.
+    member = _ask(demo_kb, "What can a Member do?")
+    assert "只能查看和编辑自己创建的资源" in member.text, member.text
+
+
+def test_an_other_script_sentence_of_a_mostly_own_script_passage_is_weighed_by_meaning(demo_kb):
+    """The guide's FAQ pairs a Chinese question and answer with an English one, in a passage
+    written mostly in English: its Chinese answer is weighed by meaning for an English question
+    as the gate weighs it, and quoted, not a footballer's page the translation found first."""
+    answer = _ask(demo_kb, "What happens when an employee leaves the company?")
+    assert not answer.abstained and "先禁用账号" in answer.text, answer.text
+    assert "张世昌" not in answer.text and answer.citations[0].source.endswith("permission_guide.md")

@@ -51,6 +51,7 @@ class AcrossLanguagesTuning:
     # it in the question's words: no other-script sentence is weighed by meaning against it
     # (docs/decisions.md, "Mixed passages")
     words_say_it: float = 0.8
+    words_say_it_terms: int = 3
 
 
 EXTRACTIVE = ExtractiveTuning()

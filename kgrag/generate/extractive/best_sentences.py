@@ -97,9 +97,7 @@ def choose(asked: Asked, sources: Sequence[Source]) -> list[Pick]:
         c.score *= _cue_factor(c, kind, chinese, name_terms, query, asked.terms)
     _lift_answers_of_the_asked_kind(candidates, kind)
     best = max(candidates, key=lambda c: c.score)
-    said = max((len(c.terms & query) / len(query) for c in candidates
-                if query and is_mainly_non_latin(c.body) == is_mainly_non_latin(question)), default=0.0)
-    across = None if said >= ACROSS_LANGUAGES.words_say_it else _by_meaning(asked, candidates)
+    across = None if _said_in_own_words(question, query, candidates) else _by_meaning(asked, candidates)
     if across is not None:
         return across
     if best.score == 0.0:
@@ -137,6 +135,17 @@ def choose(asked: Asked, sources: Sequence[Source]) -> list[Pick]:
     return _whom(_bridge_first(ordered, reached, question, kind) if reached is not None else ordered)
 
 
+def _said_in_own_words(question: str, query: set[str], candidates: list[Pick]) -> bool:
+    """Whether a sentence in the question's script holds ``ACROSS_LANGUAGES.words_say_it`` of the
+    question's terms, ``words_say_it_terms`` of them at least (a one-word question, "What can a
+    Member do?", is held by any sentence naming a member)."""
+    tuned = ACROSS_LANGUAGES
+    own = is_mainly_non_latin(question)
+    return bool(query) and any(
+        len(held := c.terms & query) >= tuned.words_say_it_terms and len(held) >= tuned.words_say_it * len(query)
+        for c in candidates if is_mainly_non_latin(c.body) == own)
+
+
 def _by_meaning(asked: Asked, candidates: list[Pick]) -> list[Pick] | None:
     """The answer quoted from sentences in another script than the question, when one of them
     means more than the question's own-script rivals: the best sentences of the first
@@ -151,13 +160,14 @@ def _by_meaning(asked: Asked, candidates: list[Pick]) -> list[Pick] | None:
     # is no Chinese passage); each source's script is read once.
     first = {c.source.n: c.source.text for c in candidates if c.source.n <= tuned.sources}
     other_sources = {n for n, text in first.items() if is_mainly_non_latin(text) != own}
-    if not other_sources:
-        return None
     in_own = [is_mainly_non_latin(c.body) == own for c in candidates]
     # Only sentences that could answer, in either script: a number for "how many", not only a
-    # lower bound for "at most" (``asks.could_answer``).
+    # lower bound for "at most" (``asks.could_answer``). For an English question, a Chinese
+    # sentence of a first source written mainly in English counts too (a FAQ's Chinese pair
+    # beside its English one), as the gate reads it.
     other = [c for c, mine in zip(candidates, in_own, strict=True)
-             if not mine and c.source.n in other_sources and could_answer(asked.question, c.body)]
+             if not mine and (c.source.n in other_sources or (not own and c.source.n in first and has_han(c.body)))
+             and could_answer(asked.question, c.body)]
     if not other:
         return None
     rivals = sorted((c for c, mine in zip(candidates, in_own, strict=True)
