@@ -55,10 +55,15 @@ def test_a_switch_to_a_sibling_then_a_pronoun_then_an_ellipsis(demo_kb):
     assert modify["trace"]["conversation"]["standalone_question"] == "审计员能修改数据吗？"
     assert "不能修改任何数据" in modify["answer"]
 
-    definition, how = _converse(demo_kb, ["最近公共祖先是什么？", "怎么求？"])
+    definition, how, uses = _converse(demo_kb, ["最近公共祖先是什么？", "怎么求？", "有什么应用？"])
     assert "深度最大" in definition["answer"]
     assert how["trace"]["conversation"]["standalone_question"] == "最近公共祖先怎么求？"
     assert "倍增" in how["answer"] and "深度最大" not in how["answer"]
+    # Chinese drops the subject: "有什么应用？" asks what the 最近公共祖先 has (it had answered
+    # from a Black Book page as a new topic); the sentence under "## 应用" answers it.
+    carried = uses["trace"]["conversation"]
+    assert carried["followup"] and carried["standalone_question"] == "最近公共祖先有什么应用？", carried
+    assert "树上两点之间的距离" in uses["answer"] and _first_title(uses) == "最近公共祖先", uses["answer"]
 
 
 def test_a_new_topic_is_recognised_and_not_merged(demo_kb):

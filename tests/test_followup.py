@@ -20,7 +20,7 @@ FIXTURE = Path(__file__).parent / "fixtures" / "conversation"
 @pytest.mark.parametrize("question", [
     "And for the next one?", "And the one after that?", "What about the following category?",
     "And for the CFO?", "What about the level above that?", "Is it free?", "Why?",
-    "它呢？", "那第二个呢", "它的电话号码呢？", "还有上海的吗？",
+    "它呢？", "那第二个呢", "它的电话号码呢？", "还有上海的吗？", "有什么应用？", "还有哪些算法？", "那有什么缺点呢？",
 ])
 def test_follow_ups_are_recognized(question):
     links = question == "And for the CFO?"  # an entity of its own does not make it standalone

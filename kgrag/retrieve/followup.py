@@ -43,6 +43,9 @@ _CONTINUATION_EN = re.compile(
 # the question is taken as standalone unless it ends in 呢.
 _CONTINUATION_ZH = re.compile(r"^\s*(那么|那|还有|然后|另外|以及)")
 _ELLIPSIS_ZH = re.compile(r"呢\s*[?？!！。.]*\s*$")
+# Chinese drops a subject the conversation holds: "有什么应用？", "还有哪些算法？" ask what the subject
+# has; the noun after the question word is the thing asked, not what it is asked of.
+_DROPPED_SUBJECT_ZH = re.compile(r"^\s*(?:那么?|那)?还?有(?:什么|哪些|几种|几个)[\u4e00-\u9fff]{1,6}(?:呢)?\s*[?？]?\s*$")
 _REFERENCE_EN = re.compile(
     r"\bthe\s+(?:next|previous|prior|following|last|second|third|other)\s+"
     r"(?:one|ones|item|level|step|category|row|entry|section)\b|"
@@ -160,6 +163,8 @@ def followup_reason(question: str, links_entity: bool) -> str | None:
         return "short and opens like a continuation"
     if short and _ELLIPSIS_ZH.search(question):
         return "short and ends in the ellipsis particle 呢"
+    if _DROPPED_SUBJECT_ZH.match(question):
+        return "asks what something has and drops the subject (有什么…)"
     if not links_entity and _is_short(question, FOLLOW_UPS.max_referring_words, FOLLOW_UPS.max_referring_han) and (
             _REFERENCE_EN.search(question) or _REFERENCE_ZH.search(question)):
         return "refers back (next, previous, that one) and names no entity of its own"

@@ -81,6 +81,7 @@ def choose(asked: Asked, sources: Sequence[Source]) -> list[Pick]:
         return []
     names = [_bare_title(n) for n in asked.names]  # "Black Book (film)": the disambiguation is no question word
     query = terms(" ".join([question, *names]))
+    _read_under_headings(candidates, query)
     weights = _query_weights(query, candidates, len(sources))
     setting = asked.setting
     for t in setting & weights.keys():
@@ -278,6 +279,20 @@ def _pick(source: Source, sentence: Sentence, asked: str) -> Pick:
     terms and those of the FAQ question it answers."""
     body = answer_text(plain(sentence.text))
     return Pick(source, sentence, body, terms(body) | terms(asked))
+
+
+def _read_under_headings(candidates: list[Pick], query: set[str]) -> None:
+    """A sentence is read with its heading's word when the question asks for that part of a page:
+    under "## 应用", "树上两点之间的距离等于…" answers "最近公共祖先有什么应用？" though it never
+    says 应用. Only a heading of one word (an aspect: uses, algorithms, 应用, 求法) right above the
+    sentence; a longer one names a topic the question's words already find."""
+    for c in candidates:
+        levels = heading_levels(c.source, c.sentence)
+        if len(levels) < 2:
+            continue
+        heading = terms(levels[-1])
+        if len(heading) == 1 and heading <= query:
+            c.terms = c.terms | heading
 
 
 def _tables_as_read(candidates: list[Pick]) -> list[Pick]:
