@@ -45,7 +45,7 @@ _CONTINUATION_ZH = re.compile(r"^\s*(那么|那|还有|然后|另外|以及)")
 _ELLIPSIS_ZH = re.compile(r"呢\s*[?？!！。.]*\s*$")
 # Chinese drops a subject the conversation holds: "有什么应用？", "还有哪些算法？" ask what the subject
 # has; the noun after the question word is the thing asked, not what it is asked of.
-_DROPPED_SUBJECT_ZH = re.compile(r"^\s*(?:那么?|那)?还?有(?:什么|哪些|几种|几个)[\u4e00-\u9fff]{1,6}(?:呢)?\s*[?？]?\s*$")
+_DROPPED_SUBJECT_ZH = re.compile(rf"^\s*(?:那么?|那)?还?有(?:什么|哪些|几种|几个)[{HAN}]{{1,6}}(?:呢)?\s*[?？]?\s*$")
 _REFERENCE_EN = re.compile(
     r"\bthe\s+(?:next|previous|prior|following|last|second|third|other)\s+"
     r"(?:one|ones|item|level|step|category|row|entry|section)\b|"
