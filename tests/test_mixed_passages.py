@@ -87,3 +87,24 @@ def test_an_other_script_sentence_of_a_mostly_own_script_passage_is_weighed_by_m
     answer = _ask(demo_kb, "What happens when an employee leaves the company?")
     assert not answer.abstained and "先禁用账号" in answer.text, answer.text
     assert "张世昌" not in answer.text and answer.citations[0].source.endswith("permission_guide.md")
+
+
+def test_what_an_acronym_stands_for_is_the_sentence_that_spells_it_out(demo_kb):
+    """"What does RBAC stand for?" was declined (the guide's opening is Chinese, its words are
+    none of the question's), and "RBAC 的全称是什么？" quoted a Gaelic manuscript's page by
+    meaning: the sentence writing RBAC beside the words whose initials spell it answers both."""
+    from kgrag.text.asks import asked_acronyms, spells_out
+
+    assert asked_acronyms("What does RBAC stand for?") == ["RBAC"] and asked_acronyms("RBAC 的全称是什么？") == ["RBAC"]
+    assert asked_acronyms("In MEDDPPICC, what does the 'E' stand for?") == []  # one letter: kgrag.retrieve.acronyms
+    assert asked_acronyms("Who administers RBAC?") == []
+    opening = "本指南说明 Acme Portal 的用户权限模型（Role-Based Access Control，简称 RBAC）。"
+    assert spells_out("RBAC", opening) and not spells_out("RBAC", "RBAC 是一种权限模型。")
+    assert spells_out("CISO", "the Chief Information Security Officer (CISO)") and not spells_out("API", opening)
+    weak = lambda enough: 0.70  # noqa: E731
+    assert not assess("What does RBAC stand for?", [_hit(opening + GUIDE)], [], GateSettings(), meaning=weak).abstain
+    assert assess("What does RBAC stand for?", [_hit("RBAC 是一种权限模型。" + GUIDE)], [], GateSettings(),
+                  meaning=weak).abstain
+    for question in ("What does RBAC stand for?", "RBAC 的全称是什么？"):
+        answer = _ask(demo_kb, question)
+        assert not answer.abstained and "Role-Based Access Control" in answer.text, (question, answer.text)

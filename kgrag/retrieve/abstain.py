@@ -51,7 +51,7 @@ from kgrag.retrieve.word_forms import (
     word_forms,
 )
 from kgrag.text.analyze import EN_STOP
-from kgrag.text.asks import could_answer
+from kgrag.text.asks import asked_acronyms, could_answer, spells_out
 from kgrag.text.normalize import fold_marks
 from kgrag.text.scripts import HAN_RUN, has_han, is_mainly_non_latin
 from kgrag.text.sentences import is_code, split_sentences
@@ -171,6 +171,8 @@ def assess(question: str, hits: Sequence[Hit], linked: Sequence[LinkedEntity], g
         vouched = bool(tied) and not any(cross_script.spells_pinyin(n) for n in missing)
         if not vouched and not missing and _stated_in_own_script(question, names, top[:depth]):
             vouched = True  # a mixed passage's own-script sentence says it in the question's words
+        if not vouched and not missing and _expansion_written(question, top[:depth]):
+            vouched = True  # "What does RBAC stand for?": "…（Role-Based Access Control，简称 RBAC）"
         if not vouched and not _meant_across(question, out, meaning, gate):
             out.abstain, out.reason = True, "weak match with a hit in another script"
         # else: the question, names and all, matched the hit: its names are there in the other
@@ -192,6 +194,13 @@ def assess(question: str, hits: Sequence[Hit], linked: Sequence[LinkedEntity], g
     if not out.abstain and not out.across and answerable.applies(question, top):
         _fitted(question, names, top, read, out, gate)
     return out
+
+
+def _expansion_written(question: str, top: Sequence[Hit]) -> bool:
+    """The question asks what an acronym stands for ("What does RBAC stand for?") and a first hit
+    spells it out ("用户权限模型（Role-Based Access Control，简称 RBAC）", ``asks.spells_out``):
+    the hit answers it, whatever script the rest of it is written in."""
+    return any(spells_out(a, h.context.text) for a in asked_acronyms(question) for h in top)
 
 
 def _stated_in_own_script(question: str, names: Sequence[str], top: Sequence[Hit]) -> bool:

@@ -156,3 +156,34 @@ def could_answer(question: str, sentence: str) -> bool:
     if asks_value(question) and not _NUMBER.search(_ADDRESS.sub(" ", sentence)):
         return False
     return not states_other_bound(bound_asked(question), sentence)
+
+
+# A question asking what an acronym stands for ("What does RBAC stand for?", "RBAC 的全称是什么？").
+_ASKS_EXPANSION = re.compile(r"\b(?:stands?|stood)\s+for\b|\bshort\s+for\b|\babbreviation\s+(?:of|for)\b|"
+                             r"\bacronym\s+(?:of|for)\b|全称|缩写|代表什么", re.I)
+_ACRONYM = re.compile(r"(?<![A-Za-z])[A-Z]{2,10}(?![A-Za-z])")
+# Capitalised words in a row, hyphenated ones counting each part ("Role-Based Access Control").
+_CAPITALISED_WORDS = re.compile(r"[A-Z][a-z]+(?:[\s-]+(?:(?:of|and|for|the|to)\s+)*[A-Z][a-z]+)+")
+_SMALL_WORDS = frozenset({"of", "and", "for", "the", "to"})
+_LETTER_ASKED = re.compile(r"['\"‘’“”][A-Z]['\"‘’“”]|\bletters?\s+[A-Z]\b")
+
+
+def asked_acronyms(question: str) -> list[str]:
+    """The acronyms a question asks the long form of ("RBAC" for "What does RBAC stand for?");
+    [] when it asks no such thing, or asks what one letter of an acronym stands for ("what does
+    the 'E' in MEDDPPICC stand for?": ``kgrag.retrieve.acronyms``)."""
+    if not _ASKS_EXPANSION.search(question) or _LETTER_ASKED.search(question):
+        return []
+    return _ACRONYM.findall(question)
+
+
+def spells_out(acronym: str, text: str) -> bool:
+    """Whether ``text`` writes ``acronym`` and capitalised words in a row whose initials spell it
+    ("Role-Based Access Control，简称 RBAC")."""
+    if acronym not in text:
+        return False
+    for m in _CAPITALISED_WORDS.finditer(text):
+        words = [w for w in re.split(r"[\s-]+", m.group()) if w and w not in _SMALL_WORDS]
+        if acronym in "".join(w[0] for w in words).upper():
+            return True
+    return False

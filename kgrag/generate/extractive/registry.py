@@ -13,6 +13,7 @@ from kgrag.generate.extractive.answerer import Answerer, Extracted
 from kgrag.generate.extractive.asked import Asked
 from kgrag.generate.extractive.best_sentences import BestSentences
 from kgrag.generate.extractive.dates_for_today import DateForToday
+from kgrag.generate.extractive.expansion import Expansion
 from kgrag.generate.extractive.list_neighbour import ListNeighbour
 from kgrag.generate.extractive.place_hop import PlaceHop
 from kgrag.generate.extractive.relation_hop import RelationHop
@@ -23,6 +24,7 @@ from kgrag.generate.types import Source
 ANSWERERS: tuple[Answerer, ...] = (
     ListNeighbour(),  # "And the next one?": the row or item next to the one the last turn cited
     DateForToday(),  # "When is the next coworking?": a date worked out from a stated rule
+    Expansion(),  # "What does RBAC stand for?": the sentence that spells it out
     YesNo(),  # "Were A and B of the same nationality?"
     WhichOfTwo(),  # "Which film came out first, A or B?"
     RelationHop(),  # "Where was the director of film X born?"
