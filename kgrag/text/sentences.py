@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from kgrag.text.analyze import analyze
 from kgrag.text.markdown_tables import TableLine
-from kgrag.text.scripts import has_han, is_no_space_char
+from kgrag.text.scripts import has_han, is_mainly_non_latin, is_no_space_char
 
 _LINK = re.compile(r"\[([^\]\n]*)\]\([^)\n]*\)")
 _MARKS = re.compile(r"\*\*|(?<!\w)\*|\*(?!\w)|`")  # underscores stay: "loc_" is a prefix
@@ -88,6 +88,13 @@ class Sentence:
     end: int
     text: str  # the span with soft line wraps joined
     heading: bool = False  # a heading line of plain text ("3.2 Travel Policy" above its paragraph)
+
+
+def prose_sentences(text: str, non_latin: bool) -> list[Sentence]:
+    """The sentences of ``text`` written mainly outside the Latin script (``non_latin``) or mainly
+    in it, lines of code left out: what the gate and the answerer weigh in one script."""
+    return [s for s in split_sentences(text)
+            if is_mainly_non_latin(s.text) == non_latin and not is_code(text, s.start, s.text)]
 
 
 def split_sentences(text: str) -> list[Sentence]:

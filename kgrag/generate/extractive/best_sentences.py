@@ -98,7 +98,7 @@ def choose(asked: Asked, sources: Sequence[Source]) -> list[Pick]:
         c.score *= _cue_factor(c, kind, chinese, name_terms, query, asked.terms)
     _lift_answers_of_the_asked_kind(candidates, kind)
     best = max(candidates, key=lambda c: c.score)
-    across = None if _said_in_own_words(question, query, candidates) else _by_meaning(asked, candidates)
+    across = _by_meaning(asked, candidates, query)
     if across is not None:
         return across
     if best.score == 0.0:
@@ -136,23 +136,23 @@ def choose(asked: Asked, sources: Sequence[Source]) -> list[Pick]:
     return _whom(_bridge_first(ordered, reached, question, kind) if reached is not None else ordered)
 
 
-def _said_in_own_words(question: str, query: set[str], candidates: list[Pick]) -> bool:
+def _said_in_own_words(query: set[str], own_script: Sequence[Pick]) -> bool:
     """Whether a sentence in the question's script holds ``ACROSS_LANGUAGES.words_say_it`` of the
     question's terms, ``words_say_it_terms`` of them at least (a one-word question, "What can a
     Member do?", is held by any sentence naming a member)."""
     tuned = ACROSS_LANGUAGES
-    own = is_mainly_non_latin(question)
     return bool(query) and any(
         len(held := c.terms & query) >= tuned.words_say_it_terms and len(held) >= tuned.words_say_it * len(query)
-        for c in candidates if is_mainly_non_latin(c.body) == own)
+        for c in own_script)
 
 
-def _by_meaning(asked: Asked, candidates: list[Pick]) -> list[Pick] | None:
+def _by_meaning(asked: Asked, candidates: list[Pick], query: set[str]) -> list[Pick] | None:
     """The answer quoted from sentences in another script than the question, when one of them
     means more than the question's own-script rivals: the best sentences of the first
     ``ACROSS_LANGUAGES.sources`` sources in the other script, and the best ``rivals`` of the
     question's script by words, all scored by the multilingual model's language-neutral
-    similarity (less ``rank_penalty`` per source rank). None: words decide, as without a model."""
+    similarity (less ``rank_penalty`` per source rank). None: words decide, as without a model,
+    and as when an own-script sentence holds the question's ``query`` terms (``_said_in_own_words``)."""
     tuned = ACROSS_LANGUAGES
     if asked.meaning is None:
         return None
@@ -169,7 +169,7 @@ def _by_meaning(asked: Asked, candidates: list[Pick]) -> list[Pick] | None:
     other = [c for c, mine in zip(candidates, in_own, strict=True)
              if not mine and (c.source.n in other_sources or (not own and c.source.n in first and has_han(c.body)))
              and could_answer(asked.question, c.body)]
-    if not other:
+    if not other or _said_in_own_words(query, [c for c, mine in zip(candidates, in_own, strict=True) if mine]):
         return None
     rivals = sorted((c for c, mine in zip(candidates, in_own, strict=True)
                      if mine and c.score > 0 and could_answer(asked.question, c.body)),

@@ -11,12 +11,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from kgrag.generate.citations import quotable_sentences
-from kgrag.generate.extractive.answerer import Extracted, Pick
+from kgrag.generate.extractive.answerer import Extracted
 from kgrag.generate.extractive.asked import Asked
 from kgrag.generate.extractive.best_sentences import compose
+from kgrag.generate.extractive.subjects import pick
 from kgrag.generate.types import Source
 from kgrag.text.asks import asked_acronyms, spells_out
-from kgrag.text.sentences import answer_text, plain, terms
 
 
 class Expansion:
@@ -31,8 +31,7 @@ class Expansion:
             return None
         for source in sources:
             for q in quotable_sentences(source):
-                body = answer_text(plain(q.sentence.text))
-                if any(spells_out(a, body) for a in acronyms):
-                    pick = Pick(source, q.sentence, body, terms(body))
-                    return Extracted(compose([pick]), [pick])
+                quoted = pick(source, q.sentence)
+                if any(spells_out(a, quoted.body) for a in acronyms):
+                    return Extracted(compose([quoted]), [quoted])
         return None
