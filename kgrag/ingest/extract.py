@@ -28,7 +28,7 @@ the same output.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import combinations
 from typing import TYPE_CHECKING, TypeVar
 
@@ -36,6 +36,8 @@ from kgrag.config import ExtractionSettings
 from kgrag.ingest.role_titles import LEADS_WEIGHT, AwaitedUnits, stored_role_units
 from kgrag.lexicon.entity_rules import is_noise_name, parenthesised_alias_keys
 from kgrag.lexicon.gazetteer import Gazetteer, GazetteerMatch, matchable
+from kgrag.lexicon.headings import heading_name
+from kgrag.lexicon.places import PLACE_LABELS, place_evidenced
 from kgrag.lexicon.titles import SECTION_SEPARATOR, is_name_like_title, section_heading, title_aliases
 from kgrag.models.ner import EntityRecognizer, Span
 from kgrag.text.normalize import normalize_alias
@@ -153,6 +155,8 @@ class Extractor:
                           separate: Sequence[tuple[str, str]] = ()) -> Extraction:
         full_title = chunks[0].title.strip() if chunks else ""
         title = section_heading(full_title)  # "Page > Heading": the section is about its heading
+        if SECTION_SEPARATOR in full_title:  # … when the heading names something
+            title = heading_name(title, doc_terms.defines if doc_terms is not None else lambda _: False) or ""
         title_keys: tuple[str, ...] = ()
         if is_name_like_title(title):
             title_keys = self._register_title(title)
@@ -211,6 +215,9 @@ class Extractor:
     def _names(self, text: str, spans: Sequence[Span]) -> list[_Name]:
         """NER spans and gazetteer matches of one chunk text, resolved, without overlaps."""
         matches = self.gazetteer.match(text)
+        # A place label stands only with evidence; without it the name stays untyped.
+        spans = [s if s.type not in PLACE_LABELS or place_evidenced(text, s.start, s.end) else replace(s, type=CONCEPT)
+                 for s in spans]
         # A glossary or NER name is never swallowed by a longer noun phrase ("LCA query",
         # "Lowest Common Ancestor query"): the name keeps its mention.
         held = {f" {m.normalized} " for m in matches if self.gazetteer.curated(m.normalized)}

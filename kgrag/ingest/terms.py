@@ -35,13 +35,14 @@ import posixpath
 import re
 import threading
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
 from kgrag.ingest.role_titles import LEADS_WEIGHT, role_titles
 from kgrag.lexicon.gazetteer import english_stop_words, matchable
+from kgrag.lexicon.headings import heading_name, path_names
 from kgrag.lexicon.titles import section_path_parts
 from kgrag.models.ner import Span
 from kgrag.text.markdown_tables import SEPARATOR_CELL, TABLE_LINE, header_indices
@@ -108,6 +109,7 @@ _CELL_LINK = re.compile(r"\[([^\]\n]+)\]\([^)\n]*\)")
 _CELL_CODE = re.compile(r"`([^`\n]+)`")
 _LINK = re.compile(r"\[[^\]\n]*\]\(([^)\s]+)[^)]*\)|href=[\"']([^\"']+)[\"']")
 _HEADING_LINE = re.compile(r"^#{1,6}[ \t]+(.+?)[ \t#]*$", re.M)
+_FENCE = re.compile(r"^[ \t]{0,3}(?:```|~~~)", re.M)
 _INDEX_PAGES = {"_index", "index", "readme"}
 # Noun-phrase words that make a phrase generic rather than a term ("other teams", "a few days").
 _GENERIC = frozenset(
@@ -143,6 +145,12 @@ class DocumentTerms:
     aliases: list[tuple[str, str]] = field(default_factory=list)  # (short form, long form)
     links: list[Link] = field(default_factory=list)
     context: list[tuple[str, str]] = field(default_factory=list)  # (name, type) in the first chunk
+    defined: set[str] = field(default_factory=set)  # the terms it defines, normalized
+
+    def defines(self, name: str) -> bool:
+        """Whether the document defines ``name`` as a term (a heading of words for a part of a
+        text, "定义", still names its section then: ``kgrag.lexicon.headings``)."""
+        return normalize_alias(name) in self.defined
 
 
 def looks_structured(chunks: Sequence[Chunk]) -> bool:
@@ -262,16 +270,21 @@ class TermExtractor:
     def _document(self, chunks: Sequence[Chunk], phrases: list[list[Span]], recurring: set[str]) -> DocumentTerms:
         result = DocumentTerms([])
         title = chunks[0].title.strip() if chunks else ""
-        heading = section_path_parts(title)[-1] if title else ""
-        for chunk, chunk_phrases in zip(chunks, phrases, strict=True):
-            spans: list[Span] = []
-            defined = self._definitions(chunk.text, spans, result.aliases)
+        # Definitions first: a heading of words for a part of a text names its section only when
+        # the document defines it; a defined term's heading keeps the term's type ("### 2.1 管理员"
+        # over "管理员（Administrator）…" is the role).
+        chunk_spans: list[list[Span]] = [[] for _ in chunks]
+        chunk_defined = [self._definitions(c.text, spans, result.aliases) for c, spans in zip(chunks, chunk_spans, strict=True)]
+        result.defined = {normalize_alias(term) for defined in chunk_defined for term in defined}
+        path = path_names(section_path_parts(title), result.defines) if title else []
+        heading = next((name for name in reversed(path) if name), "")  # the nearest that names
+        for chunk, chunk_phrases, spans, defined in zip(chunks, phrases, chunk_spans, chunk_defined, strict=True):
             self._identifiers(chunk.text, spans)
             rows = self._table_rows(chunk.text, spans, defined)
             for s in chunk_phrases:
                 if s.type == "PROPN" or normalize_alias(s.text) in recurring:
                     spans.append(Span(s.text, TERM, s.start, s.end))
-            spans.extend(Span(m.group(1), SECTION, m.start(1), m.end(1)) for m in _HEADING_LINE.finditer(chunk.text))
+            spans.extend(_heading_spans(chunk.text, result.defines))
             roles = role_titles(chunk.text)
             spans.extend(Span(r.title, TERM, r.start, r.end) for r in roles)
             result.spans.append([c for s in spans if (c := _clean(s)) is not None])
@@ -283,7 +296,7 @@ class TermExtractor:
                     result.links.extend(Link(term, heading, DEFINED_IN, chunk.id) for term in defined
                                         if normalize_alias(term) != normalize_alias(heading))
         if self.structure and chunks:
-            self._section_links(chunks, title, result)
+            self._section_links(chunks, result, path)
         return result
 
     def _definitions(self, text: str, spans: list[Span], aliases: list[tuple[str, str]]) -> list[str]:
@@ -383,10 +396,14 @@ class TermExtractor:
         return pairs
 
     # -- structure ---------------------------------------------------------------------------
-    def _section_links(self, chunks: Sequence[Chunk], title: str, result: DocumentTerms) -> None:
-        parts = section_path_parts(title)
+    def _section_links(self, chunks: Sequence[Chunk], result: DocumentTerms, path: list[str | None]) -> None:
+        """``path``: the section title's parts as the names they give (``path_names``); a
+        heading that names nothing is skipped, its child PART_OF the heading above it."""
         first = chunks[0].id
-        result.context.extend((p, SECTION) for p in parts[:-1])
+        parts = [name for name in path if name]
+        # The sections above this one: the extractor names the section itself by its own heading.
+        above = parts if len(path) > 1 and path[-1] is None else parts[:-1]
+        result.context.extend((p, SECTION) for p in above)
         result.links.extend(Link(child, parent, PART_OF, first) for child, parent in zip(parts[1:], parts, strict=False))
         page = chunks[0].doc_id.split("#", 1)[0]
         page_title = parts[0] if parts else ""
@@ -437,6 +454,37 @@ def _specific(english: str) -> bool:
     return len(english.split()) >= 2 or any(c.isupper() or c.isdigit() or c == "-" for c in english[1:])
 
 
+def _heading_spans(text: str, known: Callable[[str], bool]) -> list[Span]:
+    """The Markdown headings of a text that name something (``kgrag.lexicon.headings``), as
+    section spans without their numbering; a ``#`` line inside a fenced code block is a comment,
+    no heading."""
+    spans: list[Span] = []
+    fenced = _fenced_ranges(text)
+    for m in _HEADING_LINE.finditer(text):
+        if any(start <= m.start() < end for start, end in fenced):
+            continue
+        name = heading_name(m.group(1), known)
+        if name is not None and m.group(1).endswith(name):  # a defined term's section keeps its type
+            spans.append(Span(name, DEFINED_TERM if known(name) else SECTION, m.end(1) - len(name), m.end(1)))
+    return spans
+
+
+def _fenced_ranges(text: str) -> list[tuple[int, int]]:
+    """Where the fenced code blocks (``` or ~~~) of a Markdown text lie; one left open runs to
+    the end."""
+    ranges: list[tuple[int, int]] = []
+    opened: int | None = None
+    for m in _FENCE.finditer(text):
+        if opened is None:
+            opened = m.start()
+        else:
+            ranges.append((opened, m.end()))
+            opened = None
+    if opened is not None:
+        ranges.append((opened, len(text)))
+    return ranges
+
+
 def _clean(span: Span) -> Span | None:
     """The span without edge backticks/quotes; None when it still holds markup or cannot match."""
     start, end = span.start, span.end
@@ -446,6 +494,8 @@ def _clean(span: Span) -> Span | None:
     while text and text[-1] in "`\"'":
         text, end = text[:-1], end - 1
     if not text or any(c in _MARKUP_CHARS for c in text) or not matchable(normalize_alias(text)):
+        return None
+    if text[-1] in "?？":  # a question ("**问：用户离职后应该怎么处理？** 答：…") is no term
         return None
     return Span(text, span.type, start, end)
 

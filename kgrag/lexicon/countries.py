@@ -184,3 +184,18 @@ def _demonyms() -> dict[str, str]:
 def _pattern() -> re.Pattern[str]:
     words = sorted(_names(), key=len, reverse=True)  # longest first: "British Columbia" before "British"
     return re.compile(r"(?<![\w-])(?:" + "|".join(re.escape(w) for w in words) + r")(?![\w])")
+
+
+def is_country_or_province(name: str, any_case: bool = False) -> bool:
+    """Whether ``name`` as written (or in any case) is a country's name or spelling
+    ("Netherlands", "U.S.") or one of its provinces or states ("Oregon"); a demonym ("Dutch")
+    is not."""
+    if any_case:
+        return name.strip().casefold() in _folded_places()
+    found = _names().get(name.strip())
+    return found is not None and not found.demonym
+
+
+@lru_cache(maxsize=1)
+def _folded_places() -> frozenset[str]:
+    return frozenset(word.casefold() for word, name in _names().items() if not name.demonym)

