@@ -6,6 +6,8 @@ hop, and a hop drawn by the asked kind alone leading the answer, on the demo."""
 
 from __future__ import annotations
 
+import pytest
+
 from kgrag.text.sentences import split_sentences
 from tests.conftest import extractive_answer, pages_fixture
 
@@ -55,3 +57,15 @@ def test_a_namesake_page_is_no_second_hop_and_a_hop_drawn_by_the_kind_does_not_l
     answer = demo_kb.generator.answer_to(question, demo_kb.retriever.retrieve(question))
     assert answer.text.startswith("Black Book (Dutch: Zwartboek )") and "Paul Verhoeven" in answer.text, answer.text
     assert "optical disc" not in answer.text and "(born 10 November 1975)" not in answer.text, answer.text
+
+
+@pytest.mark.parametrize(("question", "lead"), [
+    ("How often do auditors export logs?", "Auditors typically export logs"),
+    ("How is the LCA computed with binary lifting?", "Binary lifting needs"),
+])
+def test_the_sentence_holding_the_question_leads_not_the_first_read(demo_kb, question, lead):
+    """Two sentences of one passage answer, the one above first in reading order: the rotated-key
+    line led "How often do auditors export logs?", the Euler tour led the binary-lifting question.
+    The pick holding most of the question's words leads (``best_sentences._question_leads``)."""
+    answer = extractive_answer(demo_kb, question)
+    assert answer.text.startswith(lead), answer.text

@@ -41,17 +41,17 @@ _NOT_WORDS = re.compile(r"[^A-Za-z\s&,/\-]")
 # Words for a part of a text, and the words that join or qualify them in such a heading
 # ("Definitions and uses", "Further reading", "Getting started", "Time complexity").
 _EN_PARTS = frozenset("""
-    abstract acknowledgement advantage algorithm appendix application approach background
+    about abstract acknowledgement advantage algorithm appendix application approach background
     bibliography citation complexity con conclusion content context criticism definition
     description detail disadvantage discussion etymology example explanation extension faq
-    footnote foreword generalization glossary history implementation index instruction
+    footnote foreword general generalization glossary history implementation index instruction
     intro introduction limitation link method misc miscellaneous motivation note objective
     other outline overview preface prerequisite pro proof property purpose rationale reading
-    reference remark result scope see source start step summary synopsis terminology usage use
+    reference remark resource result scope see source start step summary synopsis terminology usage use
     variant variation
 """.split())
 _EN_JOINING = frozenset("""
-    a also an and basic common external further general getting key main more of on
+    a also an and basic common external further getting key main more of on
     quick related space started the time to
 """.split())
 _ZH_PARTS = frozenset("""

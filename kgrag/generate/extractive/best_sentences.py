@@ -36,7 +36,7 @@ from dataclasses import replace
 from kgrag.generate.citations import quotable_sentences
 from kgrag.generate.extractive.answerer import Extracted, Pick
 from kgrag.generate.extractive.asked import Asked
-from kgrag.generate.extractive.heading_name import heading_answer
+from kgrag.generate.extractive.heading_name import asked_kind, heading_answer
 from kgrag.generate.extractive.sections import heading_levels
 from kgrag.generate.tuning import ACROSS_LANGUAGES, EXTRACTIVE
 from kgrag.generate.types import Source
@@ -130,9 +130,10 @@ def choose(asked: Asked, sources: Sequence[Source]) -> list[Pick]:
     ordered = _answer_first(in_order, kind) if _leads_with_its_kind(kind, chinese) else in_order
     if chinese:
         return ordered
-    if setting:
-        ordered = _proper_first(ordered, {t: w for t, w in weights.items() if t not in setting})
     reached = bridge if bridge is not None else _reached(picked, question)
+    proper = {t: w for t, w in weights.items() if t not in setting}
+    if setting or _question_leads(question, ordered, reached, kind, chinese, proper):
+        ordered = _proper_first(ordered, proper)
     return _whom(_bridge_first(ordered, reached, question, kind) if reached is not None else ordered)
 
 
@@ -182,6 +183,20 @@ def _by_meaning(asked: Asked, candidates: list[Pick], query: set[str]) -> list[P
     close = sorted((i for i in range(len(other)) if meant[i] >= meant[best] - tuned.second_within),
                    key=lambda i: -meant[i])[: tuned.quoted]
     return sorted((other[i] for i in close), key=lambda c: (c.source.n, c.sentence.start))
+
+
+def _question_leads(question: str, ordered: list[Pick], reached: Pick | None, kind: str | None, chinese: bool,
+                    proper: dict[str, float]) -> bool:
+    """Whether the pick holding most of the question's words should lead, not the first read:
+    "How is the LCA computed with binary lifting?" opened with the sentence above the answer (on
+    the Euler tour). Not where another rule chose the lead: a hop's end (``_bridge_first``), the
+    sentence holding the kind asked and a word of the question (``_answer_first``), one of two
+    subjects of a choice, or a name asked, which the first sentence's heading answers
+    (``heading_name``)."""
+    if reached is not None or _CHOICE.search(question) or asked_kind(question) is not None:
+        return False
+    first = ordered[0]
+    return not (_leads_with_its_kind(kind, chinese) and fits(kind, first.body) and any(t in proper for t in first.terms))
 
 
 def _proper_first(ordered: list[Pick], proper: dict[str, float]) -> list[Pick]:

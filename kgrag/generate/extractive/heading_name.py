@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from kgrag.generate.extractive.answerer import Pick
 from kgrag.generate.extractive.sections import heading_levels
 from kgrag.generate.tuning import EXTRACTIVE
+from kgrag.lexicon.headings import names_a_part_of_text
 from kgrag.text.analyze import analyze
 from kgrag.text.sentences import terms
 
@@ -28,9 +29,6 @@ _ASKS_NAME = re.compile(
 )
 # Where the kind's phrase ends: "the check | that is run …", "the channel | where …".
 _KIND_END = re.compile(r"\s+(?:that|which|who|whom|whose|where|when|used|in|for|to|by|with|at|on|of)\b|[,?;:]", re.I)
-# Headings that name a part of a page, not a thing: never an answer.
-_GENERIC = frozenset("overview introduction summary background details general notes note faq faqs examples "
-                     "example description purpose scope about contents references resources other misc".split())
 
 
 def heading_answer(question: str, picks: Sequence[Pick]) -> str | None:
@@ -47,7 +45,8 @@ def heading_answer(question: str, picks: Sequence[Pick]) -> str | None:
         return None
     heading = levels[-1]
     words = terms(heading)
-    if not words or len(heading.split()) > EXTRACTIVE.max_heading_words or heading.casefold() in _GENERIC:
+    # A heading that names a part of a page ("Overview", "Examples") is never an answer.
+    if not words or len(heading.split()) > EXTRACTIVE.max_heading_words or names_a_part_of_text(heading):
         return None
     if kind not in terms(" ".join(levels[-2:])) or len(words & picks[0].terms) * 2 >= len(words):
         return None
