@@ -193,7 +193,7 @@ def _question_leads(question: str, ordered: list[Pick], reached: Pick | None, ki
     sentence holding the kind asked and a word of the question (``_answer_first``), one of two
     subjects of a choice, or a name asked, which the first sentence's heading answers
     (``heading_name``)."""
-    if reached is not None or _CHOICE.search(question) or asked_kind(question) is not None:
+    if not ordered or reached is not None or _CHOICE.search(question) or asked_kind(question) is not None:
         return False
     first = ordered[0]
     return not (_leads_with_its_kind(kind, chinese) and fits(kind, first.body) and any(t in proper for t in first.terms))
