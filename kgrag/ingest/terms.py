@@ -48,6 +48,7 @@ from kgrag.models.ner import Span
 from kgrag.text.markdown_tables import SEPARATOR_CELL, TABLE_LINE, header_indices
 from kgrag.text.normalize import normalize_alias
 from kgrag.text.scripts import HAN
+from kgrag.text.sentences import in_fenced_block
 from kgrag.types import (
     ALIAS_OF,
     DEFINED_IN,
@@ -109,7 +110,6 @@ _CELL_LINK = re.compile(r"\[([^\]\n]+)\]\([^)\n]*\)")
 _CELL_CODE = re.compile(r"`([^`\n]+)`")
 _LINK = re.compile(r"\[[^\]\n]*\]\(([^)\s]+)[^)]*\)|href=[\"']([^\"']+)[\"']")
 _HEADING_LINE = re.compile(r"^#{1,6}[ \t]+(.+?)[ \t#]*$", re.M)
-_FENCE = re.compile(r"^[ \t]{0,3}(?:```|~~~)", re.M)
 _INDEX_PAGES = {"_index", "index", "readme"}
 # Noun-phrase words that make a phrase generic rather than a term ("other teams", "a few days").
 _GENERIC = frozenset(
@@ -459,30 +459,13 @@ def _heading_spans(text: str, known: Callable[[str], bool]) -> list[Span]:
     section spans without their numbering; a ``#`` line inside a fenced code block is a comment,
     no heading."""
     spans: list[Span] = []
-    fenced = _fenced_ranges(text)
     for m in _HEADING_LINE.finditer(text):
-        if any(start <= m.start() < end for start, end in fenced):
+        if in_fenced_block(text, m.start()):
             continue
         name = heading_name(m.group(1), known)
         if name is not None and m.group(1).endswith(name):  # a defined term's section keeps its type
             spans.append(Span(name, DEFINED_TERM if known(name) else SECTION, m.end(1) - len(name), m.end(1)))
     return spans
-
-
-def _fenced_ranges(text: str) -> list[tuple[int, int]]:
-    """Where the fenced code blocks (``` or ~~~) of a Markdown text lie; one left open runs to
-    the end."""
-    ranges: list[tuple[int, int]] = []
-    opened: int | None = None
-    for m in _FENCE.finditer(text):
-        if opened is None:
-            opened = m.start()
-        else:
-            ranges.append((opened, m.end()))
-            opened = None
-    if opened is not None:
-        ranges.append((opened, len(text)))
-    return ranges
 
 
 def _clean(span: Span) -> Span | None:

@@ -71,9 +71,15 @@ def is_code(text: str, start: int, sentence: str) -> bool:
     (an odd number of fence lines before it), or a line of code standing alone — a definition or
     import opening it ("def f(x):", "import requests"), a call ("assign_role(\"…\")"), an
     assignment ("timeout = 10"), a shell prompt."""
-    if bisect.bisect_right(_fence_ends(text), start) % 2 == 1:
+    if in_fenced_block(text, start):
         return True
     return _CODE_LINE.match(sentence.strip()) is not None
+
+
+def in_fenced_block(text: str, at: int) -> bool:
+    """Whether offset ``at`` of ``text`` lies inside a fenced code block (``` or ~~~): an odd
+    number of fence lines end before it; one left open runs to the end."""
+    return bisect.bisect_right(_fence_ends(text), at) % 2 == 1
 
 
 @functools.lru_cache(maxsize=64)
